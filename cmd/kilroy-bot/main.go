@@ -1,0 +1,48 @@
+// Command kilroy-bot runs Attractor pipelines: locally with `run`, as a
+// linter with `validate`, and as a GitHub App with `serve`.
+//
+// This file is the composition root: flags and environment are read here
+// and nowhere else, and every subcommand wires its packages together from
+// them.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+const usage = `usage: kilroy-bot <command> [arguments]
+
+commands:
+  validate [--json] FILE.dot...   check pipelines; exit 0 clean or warnings, 1 errors, 2 usage
+  help                            show this text
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run dispatches a subcommand and returns the process exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	switch args[0] {
+	case "validate":
+		return runValidate(ctx, args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	default:
+		fmt.Fprintf(stderr, "kilroy-bot: unknown command %q\n\n%s", args[0], usage)
+		return 2
+	}
+}
