@@ -59,8 +59,13 @@ type Pipeline struct {
 	FailureSignatureLimit int // default 3
 	MaxNodeVisits         int // 0 = unlimited
 	Retry                 Backoff
+	DefaultFidelity       string // default_fidelity; "" = unset
 
 	byID map[string]*Node
+	// out and in index Edges by node ID; Load builds them once so that
+	// Outgoing and Incoming are O(degree), not O(E). Nil for pipelines
+	// built by hand, which fall back to scanning.
+	out, in map[string][]*Edge
 }
 
 // Node returns the node with the given ID, or nil.
@@ -68,6 +73,9 @@ func (p *Pipeline) Node(id string) *Node { return p.byID[id] }
 
 // Outgoing returns the edges leaving id, in declaration order.
 func (p *Pipeline) Outgoing(id string) []*Edge {
+	if p.out != nil {
+		return clip(p.out[id])
+	}
 	var out []*Edge
 	for _, e := range p.Edges {
 		if e.From == id {
@@ -79,6 +87,9 @@ func (p *Pipeline) Outgoing(id string) []*Edge {
 
 // Incoming returns the edges entering id, in declaration order.
 func (p *Pipeline) Incoming(id string) []*Edge {
+	if p.in != nil {
+		return clip(p.in[id])
+	}
 	var in []*Edge
 	for _, e := range p.Edges {
 		if e.To == id {
@@ -119,7 +130,11 @@ type Node struct {
 	LLMProvider     string
 	ReasoningEffort string
 
-	JoinPolicy string // fan-in: "wait_all" (default) or "first_success"
+	JoinPolicy  string // parallel and fan-in: "wait_all" (default) or "first_success"
+	MaxParallel int    // parallel: max_parallel, default 4
+
+	Fidelity string // fidelity on the node; "" = inherit (edge, then graph default_fidelity)
+	ThreadID string // thread_id on the node; "" = derive
 
 	// Attrs holds every attribute of the node after defaults, scopes and
 	// stylesheet, by key, with where each value came from.
@@ -181,13 +196,17 @@ type StyleRule struct {
 	Selector    string // "*", "box", ".class", "#id"
 	Specificity int    // 0 universal, 1 shape, 2 class, 3 id
 	Decls       []StyleDecl
-	Order       int // position in the stylesheet, later wins on ties
+	Order       int     // position in the stylesheet, later wins on ties
+	Offset      int     // byte offset of the selector in the stylesheet text
+	Pos         dot.Pos // source position of the selector (set by Load)
 }
 
 // StyleDecl is `property: value` inside a stylesheet rule.
 type StyleDecl struct {
 	Property string
 	Value    string
+	Offset   int     // byte offset of the property in the stylesheet text
+	Pos      dot.Pos // source position of the property (set by Load)
 }
 
 // Condition is a parsed edge condition: clauses joined by &&.

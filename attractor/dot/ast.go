@@ -33,7 +33,7 @@ func (p Pos) String() string {
 type Graph struct {
 	Pos   Pos    // position of the `digraph` keyword
 	ID    string // graph name, may be empty
-	IDPos Pos
+	IDPos Pos    // position of the name; zero when the graph has none
 	Stmts []Stmt
 }
 

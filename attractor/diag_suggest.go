@@ -1,0 +1,53 @@
+package attractor
+
+import "strings"
+
+// suggest returns the candidate closest to name by edit distance, ignoring
+// case, or "" when none is close enough to be the likely intent. Close
+// enough: at most 2 edits, and fewer than half of name's length.
+func suggest(name string, candidates []string) string {
+	lname := strings.ToLower(name)
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if c == name || abs(len(c)-len(name)) >= bestD {
+			continue
+		}
+		d := editDistance(lname, strings.ToLower(c))
+		if d < bestD && d*2 < len(name) {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the optimal-string-alignment distance between a and b
+// in bytes: insertions, deletions, substitutions and swaps of two
+// adjacent bytes ("plna" → "plan") each cost one.
+func editDistance(a, b string) int {
+	pp, prev, cur := make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], pp[j-2]+1)
+			}
+		}
+		pp, prev, cur = prev, cur, pp
+	}
+	return prev[len(b)]
+}
+
+func abs(x int) int {
+	if x < 0 {
+		return -x
+	}
+	return x
+}

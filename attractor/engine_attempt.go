@@ -1,0 +1,158 @@
+package attractor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+)
+
+// Stage environment variables: the node status contract.
+const (
+	EnvStatusPath         = "KILROY_STAGE_STATUS_PATH"
+	EnvStatusFallbackPath = "KILROY_STAGE_STATUS_FALLBACK_PATH"
+	EnvLogsDir            = "KILROY_STAGE_LOGS_DIR"
+	EnvRunID              = "KILROY_RUN_ID"
+	EnvNodeID             = "KILROY_NODE_ID"
+	EnvPredecessorNode    = "KILROY_PREDECESSOR_NODE"
+	EnvPredecessorOutcome = "KILROY_PREDECESSOR_OUTCOME"
+)
+
+// attempt runs the handler once and settles the outcome: status file,
+// verify_command, failure class and signature; then writes status.json and
+// invocation.json. The error is a run stop.
+func (r *run) attempt(ctx context.Context, ln *lane, n *Node, h Handler, visit, attempt int) (Outcome, error) {
+	s, err := r.newStage(ln, n, visit, attempt)
+	if err != nil {
+		return finishFailure(failOutcome(ClassTransientInfra, err.Error())), nil
+	}
+	o, err := r.callHandler(ctx, h, s)
+	if err != nil {
+		return Outcome{}, err
+	}
+	o = r.applyStatusFile(ctx, s, o)
+	if o.Status == "" {
+		o = failOutcome(ClassStructural, fmt.Sprintf("the handler of node %s returned no status", n.ID))
+	}
+	o = postVerify(ctx, s, o)
+	o = finishFailure(o)
+	if ctx.Err() != nil && o.IsFailure() {
+		o.FailureClass = ClassCanceled
+	}
+	if err := r.writeStage(s, o); err != nil {
+		return finishFailure(failOutcome(ClassTransientInfra, err.Error())), nil
+	}
+	return o, nil
+}
+
+// newStage prepares the stage directory for an attempt: earlier attempts'
+// files move to history/, stale status files go.
+func (r *run) newStage(ln *lane, n *Node, visit, attempt int) (*Stage, error) {
+	dir := r.stageDir(n)
+	if err := prepareStageDir(dir); err != nil {
+		return nil, fmt.Errorf("prepare stage directory of node %s: %w", n.ID, err)
+	}
+	s := &Stage{
+		RunID: r.cfg.RunID, Node: n, Pipeline: r.p, Context: ln.rc,
+		Visit: visit, Attempt: attempt, Dir: dir, Workspace: r.cfg.Workspace,
+		Predecessor: ln.prev, PredecessorOutcome: ln.prevOutcome,
+		Host: r.cfg.Host, Agent: r.cfg.Agent, Interviewer: r.cfg.Interviewer,
+	}
+	s.Env = stageEnv(s)
+	if err := removeStale(s.Env[EnvStatusPath], s.Env[EnvStatusFallbackPath]); err != nil {
+		return nil, fmt.Errorf("node %s: %w", n.ID, err)
+	}
+	return s, nil
+}
+
+func (r *run) stageDir(n *Node) string {
+	return filepath.Join(r.cfg.RunDir, stageDirName(n.ID))
+}
+
+// stageDirName makes a node ID safe as one path element.
+func stageDirName(id string) string {
+	b := []byte(id)
+	for i, c := range b {
+		if c == '/' || c == '\\' || c == 0 {
+			b[i] = '_'
+		}
+	}
+	if s := string(b); s != "" && s != "." && s != ".." {
+		return s
+	}
+	return "_" + string(b)
+}
+
+func stageEnv(s *Stage) map[string]string {
+	env := map[string]string{
+		EnvStatusPath:      filepath.Join(s.Dir, "status.json"),
+		EnvLogsDir:         s.Dir,
+		EnvRunID:           s.RunID,
+		EnvNodeID:          s.Node.ID,
+		EnvPredecessorNode: s.Predecessor,
+	}
+	if s.Workspace != "" {
+		env[EnvStatusFallbackPath] = filepath.Join(s.Workspace, StatusFallbackName)
+	}
+	if s.PredecessorOutcome != nil {
+		env[EnvPredecessorOutcome] = string(s.PredecessorOutcome.Status)
+	} else {
+		env[EnvPredecessorOutcome] = ""
+	}
+	return env
+}
+
+// callHandler runs h, turning a panic into a failure with the panic and
+// its stack in panic.txt and an error into a failure. Run stops pass.
+func (r *run) callHandler(ctx context.Context, h Handler, s *Stage) (o Outcome, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			o, err = panicOutcome(s, v, debug.Stack()), nil
+		}
+	}()
+	o, err = h.Execute(ctx, s)
+	var se *stopError
+	if errors.As(err, &se) {
+		return Outcome{}, se
+	}
+	if err != nil {
+		return failOutcome(classifyError(err), fmt.Sprintf("node %s: %v", s.Node.ID, err)), nil
+	}
+	return o, nil
+}
+
+func panicOutcome(s *Stage, v any, stack []byte) Outcome {
+	where := "panic.txt"
+	if err := os.WriteFile(filepath.Join(s.Dir, "panic.txt"), fmt.Appendf(nil, "panic: %v\n\n%s", v, stack), 0o644); err != nil {
+		where = "the log (could not write panic.txt: " + err.Error() + ")"
+	}
+	return failOutcome(ClassDeterministic, fmt.Sprintf("the handler of node %s panicked: %v (stack in %s)", s.Node.ID, v, where))
+}
+
+// applyStatusFile lets a status file written by the stage's process
+// override the handler's outcome; junk in it fails the node.
+func (r *run) applyStatusFile(ctx context.Context, s *Stage, o Outcome) Outcome {
+	primary, fallback := s.Env[EnvStatusPath], s.Env[EnvStatusFallbackPath]
+	defer removeStale(fallback) // never left in the workspace to be committed
+	f, path, err := readStatusFile(ctx, r.cfg.Sleep, primary, fallback)
+	switch {
+	case errors.Is(err, errNoStatusFile):
+		return o
+	case err != nil:
+		return failOutcome(ClassDeterministic, fmt.Sprintf("node %s wrote %s: %v", s.Node.ID, filepath.Base(path), err))
+	}
+	return overrideWithStatusFile(o, f)
+}
+
+// writeStage writes the attempt's status.json and invocation.json.
+func (r *run) writeStage(s *Stage, o Outcome) error {
+	if err := writeJSONFile(filepath.Join(s.Dir, "status.json"), o); err != nil {
+		return fmt.Errorf("node %s: %w", s.Node.ID, err)
+	}
+	if err := s.writeInvocation(); err != nil {
+		return fmt.Errorf("node %s: %w", s.Node.ID, err)
+	}
+	return nil
+}

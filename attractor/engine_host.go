@@ -1,0 +1,70 @@
+package attractor
+
+import (
+	"context"
+	"time"
+)
+
+// Host is what the engine needs from its environment: starting processes
+// and checkpointing. Package runner implements it over runner/sandbox and
+// git; tests use a small fake.
+type Host interface {
+	// Exec runs one process and waits for it. A non-zero exit, a timeout
+	// and a cancellation are results, not errors; the error reports that
+	// the process could not be started.
+	Exec(ctx context.Context, req ExecRequest) (ExecResult, error)
+	// Checkpoint records the run after an executed node (a commit on the
+	// run branch) and returns the commit SHA. An error fails the run.
+	Checkpoint(ctx context.Context, req CheckpointRequest) (string, error)
+}
+
+// ExecRequest describes one process a stage starts.
+type ExecRequest struct {
+	Argv []string // e.g. bash -c <command>
+	Dir  string   // working directory (the workspace)
+	// StageEnv holds the KILROY_* stage variables; the host adds them to
+	// the environment it builds for every node kind.
+	StageEnv   map[string]string
+	Timeout    time.Duration // 0 = none
+	StdoutPath string        // file the host writes stdout to
+	StderrPath string        // file the host writes stderr to
+	// MaxLogBytes caps each log file; past it the host keeps the tail.
+	MaxLogBytes int64
+	// TailBytes is how much of the end of each stream to return.
+	TailBytes int
+}
+
+// ExecResult is what happened to a process.
+type ExecResult struct {
+	ExitCode   int // -1 when killed or not started
+	TimedOut   bool
+	Canceled   bool
+	Duration   time.Duration
+	StdoutTail string
+	StderrTail string
+}
+
+// CheckpointRequest is handed to Host.Checkpoint after every executed node.
+type CheckpointRequest struct {
+	RunID  string
+	Node   *Node
+	Status Status
+	// State is a snapshot the host may keep and serialise; it resumes the
+	// run at State.NextNode.
+	State *State
+}
+
+// ArtifactChecker is an optional Host capability behind verify.artifacts
+// nodes: it checks the files the run changed against the artifact policy.
+// A host without it fails such nodes, saying what is missing.
+type ArtifactChecker interface {
+	CheckArtifacts(ctx context.Context, req ArtifactCheckRequest) (Outcome, error)
+}
+
+// ArtifactCheckRequest asks for the artifact policy check of one node.
+type ArtifactCheckRequest struct {
+	RunID     string
+	Node      *Node
+	Workspace string
+	StageDir  string
+}

@@ -1,0 +1,107 @@
+package attractor
+
+import (
+	"context"
+	"slices"
+	"time"
+)
+
+// executeNode runs one visit of n on lane ln: its attempts under the retry
+// policy, then records the final outcome. The error is a run stop.
+func (r *run) executeNode(ctx context.Context, ln *lane, n *Node) (Outcome, error) {
+	visit := r.st.Visits[n.ID] + 1
+	if lim := r.maxVisits(n); lim > 0 && visit > lim {
+		return Outcome{}, stop(n.ID, ClassBudgetExhausted,
+			"node %s reached its visit limit (max_node_visits=%d); the pipeline is looping", n.ID, lim)
+	}
+	r.st.Visits[n.ID] = visit
+	ln.rc.Set("current_node", n.ID)
+	ln.rc.Set("previous_node", ln.prev)
+	h := r.handlerFor(n)
+	r.report(ctx, "node started", r.lis.NodeStarted(ctx, NodeStarted{RunID: r.cfg.RunID, Node: n, Visit: visit, Dir: r.stageDir(n)}))
+	o, err := r.attempts(ctx, ln, n, h, visit)
+	if err != nil {
+		return Outcome{}, err
+	}
+	r.record(ln, n, o)
+	return o, nil
+}
+
+// attempts runs n until an attempt needs no retry or retries run out.
+func (r *run) attempts(ctx context.Context, ln *lane, n *Node, h Handler, visit int) (Outcome, error) {
+	backoff := effectiveBackoff(n.Retry, r.p.Retry)
+	for attempt := 1; ; attempt++ {
+		began := time.Now()
+		o, err := r.attempt(ctx, ln, n, h, visit, attempt)
+		if err != nil {
+			return Outcome{}, err
+		}
+		retry := shouldRetry(o) && ctx.Err() == nil
+		final := !retry || attempt > n.MaxRetries
+		if retry && final {
+			o = exhausted(n, o, attempt)
+		}
+		r.report(ctx, "attempt finished", r.lis.AttemptFinished(ctx, AttemptFinished{
+			RunID: r.cfg.RunID, Node: n, Attempt: attempt, Final: final, Outcome: o,
+			Duration: time.Since(began), Dir: r.stageDir(n),
+		}))
+		if final {
+			return o, nil
+		}
+		r.st.Retries[n.ID] = attempt
+		ln.rc.Set("internal.retry_count."+n.ID, attempt)
+		if err := r.cfg.Sleep(ctx, backoff.Delay(attempt, r.cfg.Rand())); err != nil {
+			return finishFailure(failOutcome(ClassCanceled, "canceled while waiting to retry: "+err.Error())), nil
+		}
+	}
+}
+
+// record stores n's final outcome in the run state and its lane context.
+func (r *run) record(ln *lane, n *Node, o Outcome) {
+	st := r.st
+	st.Completed = append(st.Completed, n.ID)
+	st.Outcomes[n.ID] = o
+	st.CurrentNode = n.ID
+	if o.Succeeded() {
+		st.Retries[n.ID] = 0
+		ln.rc.Set("internal.retry_count."+n.ID, 0)
+	}
+	if n.GoalGate {
+		st.recordGoalGate(n.ID, o.Status)
+	}
+	if o.Status == StatusFail && o.FailureClass != ClassCanceled {
+		st.Signatures[signatureKey(n.ID, o)]++
+	}
+	rc := ln.rc
+	rc.Apply(o.ContextUpdates)
+	rc.Set("outcome", string(o.Status))
+	rc.Set("preferred_label", o.PreferredLabel)
+	rc.Set("failure_reason", o.FailureReason)
+	rc.Set("failure_class", string(o.FailureClass))
+	rc.Set("last_stage", n.ID)
+	rc.Set("completed_nodes", slices.Clone(st.Completed))
+	ln.prev, ln.prevOutcome = n.ID, &o
+}
+
+func (r *run) maxVisits(n *Node) int {
+	if n.MaxVisits > 0 {
+		return n.MaxVisits
+	}
+	return r.p.MaxNodeVisits
+}
+
+// checkpoint hands the state after n to the host. A failure stops the run.
+func (r *run) checkpoint(ctx context.Context, n *Node, o Outcome) error {
+	sha, err := r.cfg.Host.Checkpoint(ctx, CheckpointRequest{RunID: r.cfg.RunID, Node: n, Status: o.Status, State: r.st.clone()})
+	if err != nil {
+		return stop(n.ID, ClassTransientInfra, "checkpoint after node %s failed: %v", n.ID, err)
+	}
+	r.report(ctx, "checkpointed", r.lis.Checkpointed(ctx, Checkpointed{RunID: r.cfg.RunID, Node: n.ID, Status: o.Status, SHA: sha}))
+	return nil
+}
+
+func (r *run) emitEdge(ctx context.Context, from string, tr transition) {
+	r.report(ctx, "edge selected", r.lis.EdgeSelected(ctx, EdgeSelected{
+		RunID: r.cfg.RunID, From: from, To: tr.next, Method: tr.method, Edge: tr.edge, LoopRestart: tr.restart,
+	}))
+}

@@ -1,0 +1,92 @@
+package attractor
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// invocation.json records what a stage attempt ran, for people reading a
+// run: the node, the stage variables and every process with its argv,
+// directory, timeout and result. Only KILROY_* stage variables appear;
+// the host's environment (which may hold secrets) never does.
+type invocation struct {
+	RunID     string            `json:"run_id"`
+	Node      string            `json:"node"`
+	Kind      Kind              `json:"kind"`
+	Visit     int               `json:"visit"`
+	Attempt   int               `json:"attempt"`
+	Workspace string            `json:"workspace"`
+	StageEnv  map[string]string `json:"stage_env"`
+	Processes []processRecord   `json:"processes"`
+}
+
+type processRecord struct {
+	Name     string   `json:"name,omitempty"`
+	Argv     []string `json:"argv"`
+	Dir      string   `json:"dir"`
+	Timeout  string   `json:"timeout,omitempty"`
+	Stdout   string   `json:"stdout"`
+	Stderr   string   `json:"stderr"`
+	ExitCode int      `json:"exit_code"`
+	TimedOut bool     `json:"timed_out,omitempty"`
+	Canceled bool     `json:"canceled,omitempty"`
+	Duration string   `json:"duration"`
+	Error    string   `json:"error,omitempty"`
+}
+
+func newProcessRecord(name string, req ExecRequest, res ExecResult, err error) processRecord {
+	r := processRecord{
+		Name:     name,
+		Argv:     req.Argv,
+		Dir:      req.Dir,
+		Stdout:   filepath.Base(req.StdoutPath),
+		Stderr:   filepath.Base(req.StderrPath),
+		ExitCode: res.ExitCode,
+		TimedOut: res.TimedOut,
+		Canceled: res.Canceled,
+		Duration: res.Duration.String(),
+	}
+	if req.Timeout > 0 {
+		r.Timeout = req.Timeout.String()
+	}
+	if err != nil {
+		r.Error = err.Error()
+	}
+	return r
+}
+
+func (s *Stage) writeInvocation() error {
+	inv := invocation{
+		RunID:     s.RunID,
+		Node:      s.Node.ID,
+		Kind:      s.Node.Kind,
+		Visit:     s.Visit,
+		Attempt:   s.Attempt,
+		Workspace: s.Workspace,
+		StageEnv:  s.Env,
+		Processes: s.procs,
+	}
+	if inv.Processes == nil {
+		inv.Processes = []processRecord{}
+	}
+	return writeJSONFile(filepath.Join(s.Dir, "invocation.json"), inv)
+}
+
+// writeJSONFile writes v indented, through a temporary file and a rename
+// so readers never see half a file.
+func writeJSONFile(path string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+	}
+	return nil
+}

@@ -1,0 +1,237 @@
+package attractor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Parallel fan-out runs in the engine: a parallel (component) node starts
+// one branch per outgoing edge; each branch walks the graph with a deep
+// copy of the context until it reaches the fan-in (tripleoctagon) node.
+// Branches run one after another on the run's goroutine — they share the
+// workspace until per-branch workspaces exist, and the run state keeps a
+// single owner. Branch nodes are checkpointed like any node, with the
+// parallel node as the resume point: a resumed run re-runs all branches.
+//
+// Inside a branch a FAIL follows a matching condition edge or ends the
+// branch; retry targets and loop restarts are not taken there.
+
+// BranchResult is what one branch produced; the parallel node stores the
+// list under the context key parallel.results for the fan-in.
+type BranchResult struct {
+	Branch         string         `json:"branch"` // first node of the branch
+	Status         Status         `json:"status"`
+	FailureReason  string         `json:"failure_reason,omitempty"`
+	LastNode       string         `json:"last_node,omitempty"`
+	ContextUpdates map[string]any `json:"context_updates,omitempty"`
+}
+
+const (
+	joinWaitAll      = "wait_all"
+	joinFirstSuccess = "first_success"
+)
+
+// fanOut is the parallel node's handler.
+func (r *run) fanOut(ctx context.Context, s *Stage) (Outcome, error) {
+	n := s.Node
+	fanIn := findFanIn(r.p, n.ID)
+	if fanIn == "" {
+		return failOutcome(ClassStructural, fmt.Sprintf(
+			"parallel node %s has no fan-in node (shape=tripleoctagon) downstream where its branches join", n.ID)), nil
+	}
+	policy := r.joinPolicy(n, fanIn)
+	var results []BranchResult
+	for _, e := range r.p.Outgoing(n.ID) {
+		br, err := r.runBranch(ctx, s, e.To, fanIn)
+		if err != nil {
+			return Outcome{}, err
+		}
+		results = append(results, br)
+		if policy == joinFirstSuccess && isSuccess(br.Status) {
+			break
+		}
+	}
+	o := joinOutcome(policy, results)
+	return o.withContextUpdate("parallel.results", results), nil
+}
+
+func (r *run) joinPolicy(n *Node, fanIn string) string {
+	if n.JoinPolicy != "" {
+		return n.JoinPolicy
+	}
+	if f := r.p.Node(fanIn); f != nil && f.JoinPolicy != "" {
+		return f.JoinPolicy
+	}
+	return joinWaitAll
+}
+
+// joinOutcome applies the join policy: wait_all succeeds when every
+// branch did and is partial when some did; first_success needs one.
+func joinOutcome(policy string, results []BranchResult) Outcome {
+	var ok int
+	var failed []string
+	for _, br := range results {
+		if isSuccess(br.Status) {
+			ok++
+		} else {
+			failed = append(failed, fmt.Sprintf("%s (%s)", br.Branch, br.FailureReason))
+		}
+	}
+	switch {
+	case len(results) == 0:
+		return failOutcome(ClassStructural, "parallel node has no branches")
+	case ok == 0:
+		return failOutcome(ClassDeterministic, "every parallel branch failed: "+strings.Join(failed, "; "))
+	case policy == joinWaitAll && len(failed) > 0:
+		return Outcome{Status: StatusPartialSuccess, Notes: "failed branches: " + strings.Join(failed, "; ")}
+	}
+	return Outcome{Status: StatusSuccess, Notes: fmt.Sprintf("%d of %d branches succeeded", ok, len(results))}
+}
+
+func isSuccess(s Status) bool { return s == StatusSuccess || s == StatusPartialSuccess }
+
+// runBranch walks one branch from head until the fan-in node.
+func (r *run) runBranch(ctx context.Context, parent *Stage, head, fanIn string) (BranchResult, error) {
+	ln := &lane{rc: parent.Context.Clone(), prev: parent.Node.ID, branch: head}
+	br := BranchResult{Branch: head, ContextUpdates: map[string]any{}}
+	for cur := head; ; {
+		n := r.p.Node(cur)
+		if reason := branchObstacle(n, cur); reason != "" {
+			return br.failed(reason), nil
+		}
+		o, err := r.executeNode(ctx, ln, n)
+		if err != nil {
+			return br, err
+		}
+		if err := r.branchCheckpoint(ctx, parent.Node, n, o); err != nil {
+			return br, err
+		}
+		if o.Status == StatusFail && r.st.Signatures[signatureKey(n.ID, o)] >= r.signatureLimit() {
+			return br, r.cycleStop(n, o)
+		}
+		br.LastNode, br.Status, br.FailureReason = n.ID, o.Status, o.FailureReason
+		for k, v := range o.ContextUpdates {
+			br.ContextUpdates[k] = v
+		}
+		sel, ok := selectEdge(r.p.Outgoing(n.ID), o, r.condVars(ln, o))
+		switch {
+		case !ok && o.Status == StatusFail:
+			return br, nil
+		case !ok:
+			return br.failed(fmt.Sprintf("branch %s stopped at %s (outcome %s): no outgoing edge leads on to fan-in %s", head, n.ID, o.Status, fanIn)), nil
+		case sel.edge.LoopRestart:
+			return br.failed(fmt.Sprintf("branch %s: loop_restart edge %s -> %s is not allowed inside a parallel branch", head, n.ID, sel.edge.To)), nil
+		}
+		r.emitEdge(ctx, n.ID, transition{next: sel.edge.To, method: sel.method, edge: sel.edge})
+		if sel.edge.To == fanIn {
+			return br, nil
+		}
+		cur = sel.edge.To
+	}
+}
+
+// branchObstacle says why a branch cannot continue into node id.
+func branchObstacle(n *Node, id string) string {
+	switch {
+	case n == nil:
+		return fmt.Sprintf("branch edge leads to %q, which is not a node", id)
+	case n.Kind == KindExit, n.Kind == KindStart:
+		return fmt.Sprintf("branch reached %s node %s before its fan-in", n.Kind, n.ID)
+	case n.Kind == KindParallel, n.Kind == KindFanIn:
+		return fmt.Sprintf("nested parallel node %s inside a branch is not supported yet", n.ID)
+	}
+	return ""
+}
+
+func (br BranchResult) failed(reason string) BranchResult {
+	br.Status, br.FailureReason = StatusFail, reason
+	return br
+}
+
+// branchCheckpoint checkpoints a branch node; the run resumes at the
+// parallel node.
+func (r *run) branchCheckpoint(ctx context.Context, parallel, n *Node, o Outcome) error {
+	next := r.st.NextNode
+	r.st.NextNode = parallel.ID
+	err := r.checkpoint(ctx, n, o)
+	r.st.NextNode = next
+	return err
+}
+
+// findFanIn returns the nearest fan-in node reachable from a parallel
+// node (breadth first, lexical among equals), or "".
+func findFanIn(p *Pipeline, from string) string {
+	seen := map[string]bool{from: true}
+	frontier := []string{from}
+	for len(frontier) > 0 {
+		var next, hits []string
+		for _, id := range frontier {
+			for _, e := range p.Outgoing(id) {
+				if seen[e.To] {
+					continue
+				}
+				seen[e.To] = true
+				if n := p.Node(e.To); n != nil && n.Kind == KindFanIn {
+					hits = append(hits, e.To)
+				}
+				next = append(next, e.To)
+			}
+		}
+		if len(hits) > 0 {
+			return slices.Min(hits)
+		}
+		frontier = next
+	}
+	return ""
+}
+
+// fanInHandler joins the branches: it merges the context updates of the
+// branches that succeeded, in branch order (later branches win a shared
+// key), and names the best branch. It fails only when no branch succeeded.
+func fanInHandler(_ context.Context, s *Stage) (Outcome, error) {
+	results, err := branchResults(s.Context)
+	if err != nil || len(results) == 0 {
+		return failOutcome(ClassStructural, fmt.Sprintf(
+			"fan-in %s found no parallel results: it must follow a parallel (shape=component) node", s.Node.ID)), nil
+	}
+	merged := map[string]any{}
+	best := -1
+	for i, br := range results {
+		if !isSuccess(br.Status) {
+			continue
+		}
+		for k, v := range br.ContextUpdates {
+			merged[k] = v
+		}
+		if best < 0 || (br.Status == StatusSuccess && results[best].Status != StatusSuccess) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return failOutcome(ClassDeterministic, fmt.Sprintf("fan-in %s: no branch succeeded", s.Node.ID)), nil
+	}
+	merged["parallel.fan_in.best_id"] = results[best].Branch
+	merged["parallel.fan_in.best_outcome"] = string(results[best].Status)
+	return Outcome{Status: StatusSuccess, ContextUpdates: merged, Notes: "best branch: " + results[best].Branch}, nil
+}
+
+// branchResults reads parallel.results, which may be typed (this run) or
+// decoded JSON (a resumed run).
+func branchResults(c *Context) ([]BranchResult, error) {
+	v, ok := c.Get("parallel.results")
+	if !ok {
+		return nil, nil
+	}
+	if rs, ok := v.([]BranchResult); ok {
+		return rs, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var rs []BranchResult
+	return rs, json.Unmarshal(b, &rs)
+}

@@ -1,0 +1,93 @@
+package attractor
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor/findings"
+)
+
+// findingsReadCap bounds how much of each log a verify step parses; the
+// tail is kept, where compilers and test runners summarise.
+const findingsReadCap = 4 << 20
+
+// verifyHandler runs a verify node's command without an LLM: the exit
+// code decides, and the output becomes findings for annotations.
+func verifyHandler(ctx context.Context, s *Stage) (Outcome, error) {
+	cmd := s.Node.Command
+	if cmd == "" {
+		return failOutcome(ClassStructural, fmt.Sprintf(
+			`verify node %s has no command: add command="…" (for example command="go vet ./...")`, s.Node.ID)), nil
+	}
+	res, err := s.Shell(ctx, "", cmd, s.timeout())
+	if err != nil {
+		return failOutcome(ClassDeterministic, fmt.Sprintf("could not start verify command: %v", err)), nil
+	}
+	o := Outcome{Status: StatusSuccess}
+	if res.ExitCode != 0 || res.TimedOut || res.Canceled {
+		o = processFailure("verify command", s.timeout(), res)
+	}
+	o.Findings = s.findings("")
+	o.ContextUpdates = map[string]any{
+		"verify.exit_status": res.ExitCode,
+		"verify.findings":    len(o.Findings),
+	}
+	return o, nil
+}
+
+// findings parses the stage's logs (stdout, then stderr) of the process
+// whose logs carry prefix.
+func (s *Stage) findings(prefix string) []findings.Finding {
+	var out []byte
+	for _, name := range []string{"stdout.log", "stderr.log"} {
+		b, err := readTail(filepath.Join(s.Dir, logName(prefix, name)), findingsReadCap)
+		if err == nil {
+			out = append(append(out, b...), '\n')
+		}
+	}
+	return findings.Parse(out, findings.Options{Workspace: s.Workspace, GoModule: goModule(s.Workspace)})
+}
+
+// readTail reads at most the last n bytes of a file.
+func readTail(path string, n int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() > n {
+		if _, err := f.Seek(st.Size()-n, io.SeekStart); err != nil {
+			return nil, err
+		}
+	}
+	return io.ReadAll(io.LimitReader(f, n))
+}
+
+// goModule returns the module path from the workspace's go.mod, which lets
+// findings place go test log lines in their package directory.
+func goModule(workspace string) string {
+	if workspace == "" {
+		return ""
+	}
+	b, err := os.ReadFile(filepath.Join(workspace, "go.mod"))
+	if err != nil {
+		return "" // not a Go module, or unreadable: findings still work
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(sc.Text()), "module "); ok {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
+}

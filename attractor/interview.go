@@ -1,0 +1,151 @@
+package attractor
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Interviewer asks a human to choose at a wait.human node. Hosts adapt it
+// to a terminal, a PR comment or a web page.
+type Interviewer interface {
+	Ask(ctx context.Context, q Question) (Answer, error)
+}
+
+// Question is a multiple-choice question; the choices are the node's
+// outgoing edges.
+type Question struct {
+	RunID   string
+	Node    string
+	Text    string
+	Choices []Choice
+}
+
+// Choice is one outgoing edge offered to the human.
+type Choice struct {
+	Key   string // accelerator key: "Y" for "[Y] Yes", else the first letter
+	Label string // edge label, else the target node ID
+	To    string // target node ID
+}
+
+// Answer is the human's reply. Choice may name a choice by key, label or
+// target; Skipped and TimedOut report that no choice was made.
+type Answer struct {
+	Choice   string
+	Text     string
+	Skipped  bool
+	TimedOut bool
+}
+
+// AutoFirst answers every question with its first choice; for unattended
+// runs.
+type AutoFirst struct{}
+
+// Ask returns the first choice.
+func (AutoFirst) Ask(_ context.Context, q Question) (Answer, error) {
+	if len(q.Choices) == 0 {
+		return Answer{Skipped: true}, nil
+	}
+	return Answer{Choice: q.Choices[0].Label}, nil
+}
+
+// Queue answers from a fixed list, in order, and records the questions;
+// once empty it skips. For tests and replay.
+type Queue struct {
+	mu      sync.Mutex
+	answers []Answer
+	asked   []Question
+}
+
+// NewQueue returns a Queue that will give answers in order.
+func NewQueue(answers ...Answer) *Queue {
+	return &Queue{answers: answers}
+}
+
+// Ask pops the next answer.
+func (q *Queue) Ask(_ context.Context, qu Question) (Answer, error) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.asked = append(q.asked, qu)
+	if len(q.answers) == 0 {
+		return Answer{Skipped: true}, nil
+	}
+	a := q.answers[0]
+	q.answers = q.answers[1:]
+	return a, nil
+}
+
+// Asked returns the questions asked so far.
+func (q *Queue) Asked() []Question {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return append([]Question(nil), q.asked...)
+}
+
+// Console asks on a text stream: it prints the question and numbered
+// choices to w and reads one line from r (a number, key, label or node ID).
+type Console struct {
+	mu sync.Mutex
+	r  *bufio.Reader
+	w  io.Writer
+}
+
+// NewConsole returns a Console reading answers from r and writing to w.
+func NewConsole(r io.Reader, w io.Writer) *Console {
+	return &Console{r: bufio.NewReader(r), w: w}
+}
+
+// Ask prints q and reads one answer line. End of input skips.
+func (c *Console) Ask(ctx context.Context, q Question) (Answer, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return Answer{}, err
+	}
+	fmt.Fprintf(c.w, "[?] %s\n", q.Text)
+	for i, ch := range q.Choices {
+		fmt.Fprintf(c.w, "  %d) [%s] %s\n", i+1, ch.Key, ch.Label)
+	}
+	fmt.Fprint(c.w, "Select: ")
+	line, err := c.r.ReadString('\n')
+	line = strings.TrimSpace(line)
+	if line == "" && err != nil {
+		if err == io.EOF {
+			return Answer{Skipped: true}, nil
+		}
+		return Answer{}, fmt.Errorf("read answer: %w", err)
+	}
+	if n, convErr := strconv.Atoi(line); convErr == nil && n >= 1 && n <= len(q.Choices) {
+		return Answer{Choice: q.Choices[n-1].Label}, nil
+	}
+	return Answer{Choice: line}, nil
+}
+
+// matchChoice finds the choice an answer names: by key, then label (both
+// compared normalised), then target ID.
+func matchChoice(a Answer, choices []Choice) (Choice, bool) {
+	want := strings.TrimSpace(a.Choice)
+	if want == "" {
+		return Choice{}, false
+	}
+	for _, c := range choices {
+		if strings.EqualFold(c.Key, want) && len(want) == len(c.Key) {
+			return c, true
+		}
+	}
+	for _, c := range choices {
+		if normalizeEdgeLabel(c.Label) == normalizeEdgeLabel(want) {
+			return c, true
+		}
+	}
+	for _, c := range choices {
+		if c.To == want {
+			return c, true
+		}
+	}
+	return Choice{}, false
+}

@@ -1,0 +1,46 @@
+package attractor
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var gateQuestion = Question{Node: "gate", Text: "Ship it?", Choices: []Choice{
+	{Key: "A", Label: "[A] Approve", To: "ship"}, {Key: "R", Label: "[R] Request changes", To: "fix"}}}
+
+func TestConsoleInterviewer(t *testing.T) {
+	var out bytes.Buffer
+	c := NewConsole(strings.NewReader("2\nr\n"), &out)
+	var got []string
+	for range 3 {
+		a, err := c.Ask(context.Background(), gateQuestion)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, ok := matchChoice(a, gateQuestion.Choices)
+		got = append(got, ch.To+" "+map[bool]string{true: "ok", false: "none"}[ok]+" "+map[bool]string{true: "skipped", false: ""}[a.Skipped])
+	}
+	if diff := cmp.Diff(got, []string{"fix ok ", "fix ok ", " none skipped"}); diff != "" {
+		t.Errorf("answers (-got +want):\n%s", diff)
+	}
+	if !strings.Contains(out.String(), "[?] Ship it?\n  1) [A] [A] Approve\n  2) [R] [R] Request changes\nSelect: ") {
+		t.Errorf("console output:\n%s", out.String())
+	}
+}
+
+func TestAutoFirstAndQueue(t *testing.T) {
+	a, _ := AutoFirst{}.Ask(context.Background(), gateQuestion)
+	if ch, _ := matchChoice(a, gateQuestion.Choices); ch.To != "ship" {
+		t.Errorf("AutoFirst chose %q, want ship", ch.To)
+	}
+	q := NewQueue(Answer{Choice: "R"})
+	first, _ := q.Ask(context.Background(), gateQuestion)
+	second, _ := q.Ask(context.Background(), gateQuestion)
+	if first.Choice != "R" || !second.Skipped || len(q.Asked()) != 2 {
+		t.Errorf("queue answers %+v, %+v after %d questions", first, second, len(q.Asked()))
+	}
+}

@@ -1,0 +1,59 @@
+package attractor
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor/dot"
+)
+
+// check looks at attributes as written, once each: typed values, bare
+// durations and conditions. Conditions are parsed here, once, and shared
+// by every edge the statement or default reaches.
+func (b *builder) check(attrs []dot.Attr) {
+	for _, a := range attrs {
+		if te := checkValue(a.Key, a.Value); te != nil {
+			b.r.at(RuleAttrType, a.Value.Pos, te.msg, te.fix)
+		}
+		if a.Value.Kind == dot.DurationValue {
+			b.r.at(RuleDurationUnrenderable, a.Value.Pos,
+				fmt.Sprintf("bare duration %s: Graphviz cannot read this file to draw it", a.Value.Raw),
+				fmt.Sprintf("quote it: %s=%q", a.Key, a.Value.Text))
+		}
+		if a.Key == "condition" {
+			b.condition(a.Value)
+		}
+	}
+}
+
+func (b *builder) condition(v dot.Value) {
+	c, err := ParseCondition(v.Text)
+	var ce *ConditionError
+	if errors.As(err, &ce) {
+		b.r.at(RuleConditionSyntax, posIn(v, ce.Offset), ce.Msg, ce.Fix)
+		return
+	}
+	b.conds[v.Pos] = c
+}
+
+// stylesheet parses the graph's model_stylesheet and places its rules in
+// the source.
+func (b *builder) stylesheet() {
+	a, ok := b.p.Attrs["model_stylesheet"]
+	if !ok {
+		return
+	}
+	rules, err := ParseStylesheet(a.Value.Text)
+	var se *StylesheetError
+	if errors.As(err, &se) {
+		b.r.at(RuleStylesheetSyntax, posIn(a.Value, se.Offset), se.Msg, se.Fix)
+		return
+	}
+	for i := range rules {
+		rules[i].Pos = posIn(a.Value, rules[i].Offset)
+		for j := range rules[i].Decls {
+			rules[i].Decls[j].Pos = posIn(a.Value, rules[i].Decls[j].Offset)
+		}
+	}
+	b.p.Stylesheet = rules
+}

@@ -1,0 +1,118 @@
+package attractor
+
+import (
+	"fmt"
+	"strings"
+)
+
+// transition is where the main lane goes after a node: next ("" ends the
+// run successfully) or stop.
+type transition struct {
+	next    string
+	method  EdgeMethod
+	edge    *Edge
+	restart bool
+	stop    *stopError
+}
+
+// transition decides the next node after n finished with o; it applies a
+// loop restart to the state when it takes one.
+func (r *run) transition(n *Node, o Outcome) transition {
+	switch {
+	case o.Status == StatusFail && r.st.Signatures[signatureKey(n.ID, o)] >= r.signatureLimit():
+		return transition{stop: r.cycleStop(n, o)}
+	case n.Kind == KindExit:
+		if o.Status == StatusFail {
+			return transition{stop: stop(n.ID, o.FailureClass, "exit %s failed: %s", n.ID, o.FailureReason)}
+		}
+		return transition{}
+	case n.Kind == KindParallel && o.Status != StatusFail:
+		return transition{next: findFanIn(r.p, n.ID), method: ByFanIn}
+	}
+	sel, ok := selectEdge(r.p.Outgoing(n.ID), o, r.condVars(r.main, o))
+	if ok && n.Kind != KindParallel {
+		return r.follow(n, o, sel)
+	}
+	if o.Status == StatusFail {
+		if t := retryTarget(r.p, n); t != "" {
+			return transition{next: t, method: ByRetryTarget}
+		}
+		return transition{stop: stop(n.ID, o.FailureClass, "node %s failed: %s", n.ID, o.FailureReason)}
+	}
+	return transition{stop: r.noEdgeStop(n, o)}
+}
+
+// follow takes the selected edge, restarting the loop when it asks to.
+func (r *run) follow(n *Node, o Outcome, sel selection) transition {
+	tr := transition{next: sel.edge.To, method: sel.method, edge: sel.edge}
+	if !sel.edge.LoopRestart {
+		return tr
+	}
+	if o.Status != StatusFail || o.FailureClass != ClassTransientInfra {
+		what := string(o.Status)
+		if o.Status == StatusFail {
+			what = "fail (" + string(o.FailureClass) + ")"
+		}
+		return transition{stop: stop(n.ID, ClassStructural,
+			"loop_restart edge %s -> %s refused: node %s finished with %s, and a loop restart is only taken for transient_infra failures; "+
+				"guard the edge with condition=\"outcome=fail && context.failure_class=transient_infra\"",
+			n.ID, sel.edge.To, n.ID, what)}
+	}
+	if r.st.Restarts >= r.settings.maxRestarts {
+		return transition{stop: stop(n.ID, ClassBudgetExhausted,
+			"loop restarted %d times, the max_restarts limit; last failure at %s: %s", r.st.Restarts, n.ID, o.FailureReason)}
+	}
+	r.restartLoop()
+	tr.restart = true
+	return tr
+}
+
+// restartLoop gives the run fresh counters and a fresh context that keeps
+// only the graph mirror and loop_restart_persist_keys.
+func (r *run) restartLoop() {
+	st := r.st
+	st.Restarts++
+	st.Retries, st.Visits, st.Signatures = map[string]int{}, map[string]int{}, map[string]int{}
+	st.GoalGates = nil
+	for _, k := range r.main.rc.Keys() {
+		if !strings.HasPrefix(k, "graph.") && !r.settings.persists(k) {
+			delete(st.Context, k)
+		}
+	}
+}
+
+func (r *run) signatureLimit() int {
+	if r.p.FailureSignatureLimit > 0 {
+		return r.p.FailureSignatureLimit
+	}
+	return 3
+}
+
+func (r *run) cycleStop(n *Node, o Outcome) *stopError {
+	return stop(n.ID, o.FailureClass,
+		"node %s failed %d times with the same failure signature %q (class %s), the failure_signature_limit; stopping the loop. Last failure: %s",
+		n.ID, r.st.Signatures[signatureKey(n.ID, o)], o.FailureSignature, o.FailureClass, o.FailureReason)
+}
+
+// noEdgeStop explains why a node that did not fail has nowhere to go.
+func (r *run) noEdgeStop(n *Node, o Outcome) *stopError {
+	edges := r.p.Outgoing(n.ID)
+	if len(edges) == 0 {
+		return stop(n.ID, ClassStructural,
+			"node %s finished with outcome %s but has no outgoing edge; only exit nodes (shape=Msquare) may end a run", n.ID, o.Status)
+	}
+	conds := make([]string, 0, len(edges))
+	for _, e := range edges {
+		if e.Condition != nil {
+			conds = append(conds, fmt.Sprintf("%s [%s]", e.To, e.Condition.Source))
+		}
+	}
+	return stop(n.ID, ClassStructural,
+		"node %s finished with outcome %s and no outgoing edge matches (conditions: %s); add an unconditional edge or a condition for this outcome",
+		n.ID, o.Status, strings.Join(conds, ", "))
+}
+
+// condVars is what edge conditions see after a node on ln finished with o.
+func (r *run) condVars(ln *lane, o Outcome) CondVars {
+	return CondVars{Outcome: o.Status, PreferredLabel: o.PreferredLabel, Context: ln.rc.String}
+}

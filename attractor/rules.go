@@ -1,0 +1,75 @@
+package attractor
+
+// Rule ids. They are a user contract: people filter on them and
+// docs/rules.md documents each one (a test keeps the two in sync).
+const (
+	RuleSyntax               = "syntax"
+	RuleAttrType             = "attr_type"
+	RuleStartNode            = "start_node"
+	RuleTerminalNode         = "terminal_node"
+	RuleStartNoIncoming      = "start_no_incoming"
+	RuleExitNoOutgoing       = "exit_no_outgoing"
+	RuleEdgeTargetExists     = "edge_target_exists"
+	RuleReachability         = "reachability"
+	RuleConditionSyntax      = "condition_syntax"
+	RuleStylesheetSyntax     = "stylesheet_syntax"
+	RuleShapeKnown           = "shape_known"
+	RuleTypeKnown            = "type_known"
+	RuleToolCommandMissing   = "tool_command_missing"
+	RuleVerifyCommandMissing = "verify_command_missing"
+	RuleRetryTargetExists    = "retry_target_exists"
+	RuleGoalGateHasRetry     = "goal_gate_has_retry"
+	RulePromptOnLLMNodes     = "prompt_on_llm_nodes"
+	RulePromptOnConditional  = "prompt_on_conditional"
+	RuleFailLoopGuard        = "fail_loop_failure_class_guard"
+	RuleFailPathMissing      = "fail_path_missing"
+	RuleDurationUnrenderable = "duration_unrenderable"
+	RuleFidelityValid        = "fidelity_valid"
+)
+
+// RuleInfo describes one rule.
+type RuleInfo struct {
+	ID       string
+	Severity Severity
+	Summary  string
+}
+
+// Rules lists every rule Load and Validate can emit, in documentation
+// order.
+func Rules() []RuleInfo {
+	return []RuleInfo{
+		{RuleSyntax, SeverityError, "the file must parse as one Attractor digraph"},
+		{RuleAttrType, SeverityError, "typed attributes must hold a value of their type"},
+		{RuleStartNode, SeverityError, "exactly one start node"},
+		{RuleTerminalNode, SeverityError, "at least one exit node"},
+		{RuleStartNoIncoming, SeverityError, "the start node has no incoming edges"},
+		{RuleExitNoOutgoing, SeverityError, "exit nodes have no outgoing edges"},
+		{RuleEdgeTargetExists, SeverityError, "both ends of every edge are declared nodes"},
+		{RuleReachability, SeverityWarning, "every node is reachable from the start node"},
+		{RuleConditionSyntax, SeverityError, "edge conditions parse"},
+		{RuleStylesheetSyntax, SeverityError, "model_stylesheet parses"},
+		{RuleShapeKnown, SeverityError, "node shapes map to a handler"},
+		{RuleTypeKnown, SeverityWarning, "node types name a registered handler"},
+		{RuleToolCommandMissing, SeverityError, "tool nodes have a tool_command"},
+		{RuleVerifyCommandMissing, SeverityError, "verify nodes have a command"},
+		{RuleRetryTargetExists, SeverityWarning, "retry targets name declared nodes"},
+		{RuleGoalGateHasRetry, SeverityWarning, "goal gates have somewhere to retry"},
+		{RulePromptOnLLMNodes, SeverityWarning, "codergen nodes have a prompt or label"},
+		{RulePromptOnConditional, SeverityWarning, "conditional nodes have no prompt"},
+		{RuleFailLoopGuard, SeverityWarning, "fail loops are guarded on context.failure_class"},
+		{RuleFailPathMissing, SeverityWarning, "a failed outcome has somewhere to go"},
+		{RuleDurationUnrenderable, SeverityInfo, "durations are quoted so Graphviz can render the file"},
+		{RuleFidelityValid, SeverityWarning, "fidelity modes are known"},
+	}
+}
+
+// ruleSeverity returns the severity of rule, or "" for an unknown rule
+// (which a test catches).
+func ruleSeverity(rule string) Severity {
+	for _, r := range Rules() {
+		if r.ID == rule {
+			return r.Severity
+		}
+	}
+	return ""
+}

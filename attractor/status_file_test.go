@@ -1,0 +1,133 @@
+package attractor
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestDecodeStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name, in string
+		want     Outcome
+		wantErr  string
+	}{
+		{
+			name: "kilroy shape",
+			in:   `{"status":"fail","failure_reason":"verbose prose","failure_class":"deterministic","failure_signature":"environmental_tooling_blocks","context_updates":{"k":"v"},"notes":"n"}`,
+			want: Outcome{Status: StatusFail, FailureReason: "verbose prose", ContextUpdates: map[string]any{"k": "v"}, Notes: "n",
+				Meta: map[string]any{"failure_class": "deterministic", "failure_signature": "environmental_tooling_blocks"}},
+		},
+		{
+			name: "attractor shape with preferred_label",
+			in:   `{"outcome":"ok","preferred_label":"Approve","suggested_next_ids":["ship"]}`,
+			want: Outcome{Status: StatusSuccess, PreferredLabel: "Approve", SuggestedNextIDs: []string{"ship"}},
+		},
+		{
+			name: "attractor shape with preferred_next_label",
+			in:   `{"outcome":"partial_success","preferred_next_label":"Fix"}`,
+			want: Outcome{Status: StatusPartialSuccess, PreferredLabel: "Fix"},
+		},
+		{name: "no status", in: `{"notes":"hi"}`, wantErr: `status file has neither "status" nor "outcome"`},
+		{name: "unknown status", in: `{"status":"great"}`, wantErr: `status file has unknown status "great"`},
+		{name: "wrong type", in: `{"status":1}`, wantErr: "status file does not match the status contract"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := decodeStatus([]byte(tc.in))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(got, tc.want); diff != "" {
+				t.Errorf("outcome (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestStatusFilePrecedence(t *testing.T) {
+	for _, tc := range []struct {
+		name, cmd  string
+		pre        string // written to the fallback path before the run
+		wantStatus Status
+		wantReason string
+		wantClass  FailureClass
+	}{
+		{"file fail overrides exit 0", `echo '{"status":"fail","failure_reason":"lint found 3 issues"}' > $KILROY_STAGE_STATUS_PATH`, "", StatusFail, "lint found 3 issues", ClassDeterministic},
+		{"file success overrides exit 1", `echo '{"outcome":"success"}' > $KILROY_STAGE_STATUS_PATH; exit 1`, "", StatusSuccess, "", ""},
+		{"fallback path", `echo '{"status":"fail","failure_reason":"x","failure_class":"transient_infra"}' > $KILROY_STAGE_STATUS_FALLBACK_PATH`, "", StatusFail, "x", ClassTransientInfra},
+		{"primary wins over fallback", `echo '{"status":"success"}' > $KILROY_STAGE_STATUS_PATH; echo '{"status":"fail"}' > $KILROY_STAGE_STATUS_FALLBACK_PATH`, "", StatusSuccess, "", ""},
+		{"stale fallback ignored", `true`, `{"status":"fail","failure_reason":"stale"}`, StatusSuccess, "", ""},
+		{"file fail without reason keeps the handler's", `echo '{"status":"fail"}' > $KILROY_STAGE_STATUS_PATH; echo boom >&2; exit 2`, "", StatusFail, "tool_command exited with status 2: boom", ClassDeterministic},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			fallback := filepath.Join(h.workspace, StatusFallbackName)
+			if tc.pre != "" {
+				if err := os.WriteFile(fallback, []byte(tc.pre), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got, _ := runOne(t, h, fmt.Sprintf(`s [shape=parallelogram, tool_command=%q]`, tc.cmd))
+			if diff := cmp.Diff([]any{got.Status, got.FailureReason, got.FailureClass}, []any{tc.wantStatus, tc.wantReason, tc.wantClass}); diff != "" {
+				t.Errorf("status, reason, class (-got +want):\n%s", diff)
+			}
+			if _, err := os.Stat(fallback); !os.IsNotExist(err) {
+				t.Errorf("fallback status file left in the workspace (stat: %v)", err)
+			}
+		})
+	}
+}
+
+func TestStatusFileJunk(t *testing.T) {
+	h := newHarness(t)
+	got, _ := runOne(t, h, `s [shape=parallelogram, tool_command="printf '{\"status\": \"succ' > $KILROY_STAGE_STATUS_PATH"]`)
+	want := "node s wrote status.json: status file is not valid JSON: unexpected end of JSON input"
+	if got.Status != StatusFail || !strings.HasPrefix(got.FailureReason, want) {
+		t.Errorf("outcome = %s %q, want fail starting %q", got.Status, got.FailureReason, want)
+	}
+	if diff := cmp.Diff(h.sleeps, []time.Duration{statusFileReadGap, statusFileReadGap}); diff != "" {
+		t.Errorf("re-read waits (-got +want):\n%s", diff)
+	}
+}
+
+func TestStatusFileSettlesWhileReread(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "status.json")
+	if err := os.WriteFile(path, []byte(`{"stat`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The "sleep" finishes the write, as a slow writer would meanwhile.
+	sleep := func(context.Context, time.Duration) error {
+		return os.WriteFile(path, []byte(`{"status":"success"}`), 0o644)
+	}
+	o, _, err := readStatusFile(context.Background(), sleep, path)
+	if err != nil || o.Status != StatusSuccess {
+		t.Errorf("readStatusFile = %v, %v; want success after the re-read", o.Status, err)
+	}
+}
+
+func TestStaleStatusRemovedBeforeRetry(t *testing.T) {
+	// Attempt 1 writes retry; attempt 2 writes nothing and exits 0. The
+	// retry verdict must not be read again.
+	h := newHarness(t)
+	cmd := `n=$(( $(cat count 2>/dev/null || echo 0) + 1 )); echo $n > count; if [ $n = 1 ]; then echo '{"status":"retry"}' > $KILROY_STAGE_STATUS_FALLBACK_PATH; fi`
+	got, _ := runOne(t, h, fmt.Sprintf(`s [shape=parallelogram, max_retries=1, tool_command=%q]`, cmd))
+	if got.Status != StatusSuccess {
+		t.Errorf("status = %s (%s), want success on the second attempt", got.Status, got.FailureReason)
+	}
+	if _, err := os.Stat(filepath.Join(h.runDir, "s", "history", "001", "status.json")); err != nil {
+		t.Errorf("first attempt not archived: %v", err)
+	}
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor"
+)
+
+const validateUsage = `usage: kilroy-bot validate [--json] FILE.dot...
+
+Checks Attractor pipelines and prints one line per problem:
+  FILE:LINE:COL: severity: message [rule]
+followed by the source line and a "fix:" hint. Exit status: 0 clean or
+warnings only, 1 errors, 2 usage or unreadable file.
+`
+
+// runValidate implements `kilroy-bot validate [--json] FILE...`.
+// Diagnostics go to stdout (text, or with --json one JSON array for all
+// files); usage and unreadable files are reported on stderr.
+func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	jsonOut, files, err := parseValidateArgs(args)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, validateUsage)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "kilroy-bot validate: %v\n\n%s", err, validateUsage)
+		return 2
+	}
+	var all attractor.Diagnostics
+	sources := map[string][]byte{}
+	unreadable := 0
+	for _, f := range files {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stderr, "kilroy-bot validate: %v\n", ctx.Err())
+			return 2
+		}
+		src, err := readPipeline(f)
+		if err != nil {
+			fmt.Fprintf(stderr, "kilroy-bot validate: %v\n", err)
+			unreadable++
+			continue
+		}
+		sources[f] = src
+		_, ds, _ := attractor.Load(f, src) // the diagnostics say everything the error does
+		all = append(all, ds...)
+	}
+	if jsonOut {
+		if err := writeJSON(stdout, all); err != nil {
+			fmt.Fprintf(stderr, "kilroy-bot validate: %v\n", err)
+			return 2
+		}
+	} else {
+		writeText(stdout, all, sources)
+		fmt.Fprintln(stdout, summary(all, len(files)))
+	}
+	switch {
+	case unreadable > 0:
+		return 2
+	case all.HasErrors():
+		return 1
+	}
+	return 0
+}
+
+// parseValidateArgs accepts --json before, between or after file names.
+func parseValidateArgs(args []string) (bool, []string, error) {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	jsonOut := fs.Bool("json", false, "print diagnostics as a JSON array")
+	var files []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return false, nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		files = append(files, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(files) == 0 {
+		return false, nil, errors.New("no files given")
+	}
+	return *jsonOut, files, nil
+}
+
+// readPipeline reads a file, with a message that says which file and why.
+func readPipeline(name string) ([]byte, error) {
+	src, err := os.ReadFile(name)
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("cannot read %s: %w", name, err)
+	}
+	return src, nil
+}
+
+func writeJSON(w io.Writer, ds attractor.Diagnostics) error {
+	if ds == nil {
+		ds = attractor.Diagnostics{} // [] rather than null for tools
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(ds); err != nil {
+		return fmt.Errorf("encode diagnostics: %w", err)
+	}
+	return nil
+}
+
+// writeText prints each diagnostic gcc-style, then the source line with a
+// caret under the column, then the fix, all indented so that problem
+// matchers only see the first line.
+func writeText(w io.Writer, ds attractor.Diagnostics, sources map[string][]byte) {
+	for _, d := range ds {
+		fmt.Fprintln(w, d.String())
+		if line, ok := sourceLine(sources[d.File], d.Line); ok {
+			fmt.Fprintf(w, "  %5d | %s\n", d.Line, line)
+			fmt.Fprintf(w, "        | %s^\n", caretPad(line, d.Col))
+		}
+		if d.Fix != "" {
+			fmt.Fprintf(w, "  fix: %s\n", d.Fix)
+		}
+	}
+}
+
+func sourceLine(src []byte, n int) (string, bool) {
+	if n < 1 {
+		return "", false
+	}
+	for i := 1; i < n; i++ {
+		j := bytes.IndexByte(src, '\n')
+		if j < 0 {
+			return "", false
+		}
+		src = src[j+1:]
+	}
+	if j := bytes.IndexByte(src, '\n'); j >= 0 {
+		src = src[:j]
+	}
+	return strings.TrimRight(string(src), "\r"), true
+}
+
+// caretPad returns the white space that puts a caret under byte column
+// col of line, keeping tabs so the caret lines up in a terminal.
+func caretPad(line string, col int) string {
+	var b strings.Builder
+	for i := 0; i < col-1 && i < len(line); i++ {
+		if line[i] == '\t' {
+			b.WriteByte('\t')
+		} else {
+			b.WriteByte(' ')
+		}
+	}
+	return b.String()
+}
+
+// summary reads "2 errors, 1 warning in 1 file" (infos only when present).
+func summary(ds attractor.Diagnostics, files int) string {
+	s := plural(ds.Count(attractor.SeverityError), "error") + ", " + plural(ds.Count(attractor.SeverityWarning), "warning")
+	if n := ds.Count(attractor.SeverityInfo); n > 0 {
+		s += ", " + plural(n, "info")
+	}
+	return s + " in " + plural(files, "file")
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}

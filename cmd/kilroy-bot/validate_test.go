@@ -1,0 +1,150 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+const cleanDOT = `digraph ci {
+  start [shape=Mdiamond]
+  implement [prompt="Implement it"]
+  exit [shape=Msquare]
+  start -> implement -> exit
+}
+`
+
+// writeFiles writes name → content into a temp dir and returns the paths.
+func writeFiles(t *testing.T, files map[string]string) map[string]string {
+	t.Helper()
+	dir := t.TempDir()
+	paths := map[string]string{}
+	for name, content := range files {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		paths[name] = p
+	}
+	return paths
+}
+
+func runV(args ...string) (int, string, string) {
+	var stdout, stderr bytes.Buffer
+	code := runValidate(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+func TestValidateSyntaxErrorOnLine4(t *testing.T) {
+	f := writeFiles(t, map[string]string{"ci.dot": "digraph ci {\n  start [shape=Mdiamond]\n  exit [shape=Msquare]\n  start -> exit [label=\"done\" weight=]\n}\n"})["ci.dot"]
+	code, out, _ := runV(f)
+	if code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	first := strings.SplitN(out, "\n", 2)[0]
+	if !strings.HasPrefix(first, f+":4:") || !strings.Contains(first, ": error: ") || !strings.HasSuffix(first, "[syntax]") {
+		t.Errorf("first line %q, want %s:4:COL: error: ... [syntax]", first, f)
+	}
+	if !strings.Contains(out, `      4 |   start -> exit [label="done" weight=]`) {
+		t.Errorf("output does not show line 4:\n%s", out)
+	}
+	if !strings.HasSuffix(out, "1 error, 0 warnings in 1 file\n") {
+		t.Errorf("summary missing:\n%s", out)
+	}
+}
+
+func TestValidateDidYouMean(t *testing.T) {
+	f := writeFiles(t, map[string]string{"ci.dot": strings.Replace(cleanDOT, "implement -> exit", "implement -> implment -> exit", 1)})["ci.dot"]
+	code, out, _ := runV(f)
+	want := f + `:5:25: error: "implment" is not a declared node; did you mean "implement"? [edge_target_exists]` + "\n" +
+		"      5 |   start -> implement -> implment -> exit\n" +
+		"        |                         ^\n" +
+		`  fix: change "implment" to "implement"` + "\n"
+	if code != 1 || !strings.Contains(out, want) {
+		t.Errorf("exit %d, output:\n%s\nwant it to contain:\n%s", code, out, want)
+	}
+}
+
+func TestValidateExitCodesAndSummary(t *testing.T) {
+	files := writeFiles(t, map[string]string{
+		"clean.dot": cleanDOT,
+		"warn.dot":  strings.Replace(cleanDOT, `implement [prompt="Implement it"]`, `implement [prompt="x", timeout=900s, fidelity="bogus"]`, 1),
+		"bad.dot":   "digraph ci { a -> b }\n",
+		"empty.dot": "",
+		"nodg.dot":  "// just a comment\nnode [shape=box]\n",
+	})
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		summary  string
+		inStdout string
+		inStderr string
+	}{
+		{"clean", []string{files["clean.dot"]}, 0, "0 errors, 0 warnings in 1 file", "", ""},
+		{"warnings only", []string{files["warn.dot"]}, 0, "0 errors, 1 warning, 1 info in 1 file", "[fidelity_valid]", ""},
+		{"errors", []string{files["bad.dot"], files["clean.dot"]}, 1, "4 errors, 0 warnings in 2 files", "[edge_target_exists]", ""},
+		{"empty file", []string{files["empty.dot"]}, 1, "1 error, 0 warnings in 1 file", "file is empty", ""},
+		{"no digraph", []string{files["nodg.dot"]}, 1, "1 error, 0 warnings in 1 file", "file has no digraph", ""},
+		{"unreadable", []string{files["clean.dot"], filepath.Join(t.TempDir(), "missing.dot")}, 2, "0 errors, 0 warnings in 2 files", "", "cannot read"},
+		{"directory", []string{t.TempDir()}, 2, "", "", "cannot read"},
+		{"no files", nil, 2, "", "", "no files given"},
+		{"bad flag", []string{"--jsn", files["clean.dot"]}, 2, "", "", "flag provided but not defined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runV(tt.args...)
+			if code != tt.code {
+				t.Errorf("exit code %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.code, out, errOut)
+			}
+			if tt.summary != "" && !strings.HasSuffix(out, tt.summary+"\n") {
+				t.Errorf("stdout does not end with %q:\n%s", tt.summary, out)
+			}
+			if !strings.Contains(out, tt.inStdout) || !strings.Contains(errOut, tt.inStderr) {
+				t.Errorf("want stdout containing %q and stderr containing %q; got\n%s\n---\n%s", tt.inStdout, tt.inStderr, out, errOut)
+			}
+		})
+	}
+}
+
+func TestValidateJSON(t *testing.T) {
+	files := writeFiles(t, map[string]string{
+		"a.dot": strings.Replace(cleanDOT, "implement -> exit", "implement -> implment -> exit", 1),
+		"b.dot": cleanDOT,
+	})
+	code, out, _ := runV(files["a.dot"], "--json", files["b.dot"])
+	if code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	var all, got []map[string]any
+	if err := json.Unmarshal([]byte(out), &all); err != nil {
+		t.Fatalf("not one JSON array: %v\n%s", err, out)
+	}
+	for _, d := range all {
+		if d["rule"] == "edge_target_exists" {
+			got = append(got, d)
+		}
+	}
+	if len(all) != 2 { // plus exit's reachability warning
+		t.Errorf("%d diagnostics, want 2: %s", len(all), out)
+	}
+	want := []map[string]any{{
+		"rule": "edge_target_exists", "severity": "error", "file": files["a.dot"], "line": 5.0, "column": 25.0,
+		"edge":    map[string]any{"from": "implement", "to": "implment"},
+		"message": `"implment" is not a declared node; did you mean "implement"?`,
+		"fix":     `change "implment" to "implement"`,
+	}}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("JSON (-got +want):\n%s", diff)
+	}
+	_, out, _ = runV("--json", files["b.dot"])
+	if strings.TrimSpace(out) != "[]" {
+		t.Errorf("clean file JSON = %q, want []", out)
+	}
+}
