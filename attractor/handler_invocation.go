@@ -74,18 +74,15 @@ func (s *Stage) writeInvocation() error {
 	return writeJSONFile(filepath.Join(s.Dir, "invocation.json"), inv)
 }
 
-// writeJSONFile writes v indented, through a temporary file and a rename
-// so readers never see half a file.
+// writeJSONFile writes v indented. Stage files are written once, after the
+// attempt and before listeners hear of it, so no reader races the write; a
+// crash mid-write only leaves a stage that resume runs again.
 func writeJSONFile(path string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
 	}
 	return nil
