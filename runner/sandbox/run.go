@@ -1,7 +1,3 @@
-// Package sandbox is the only place that starts a process or builds a child
-// environment. Every process runs in its own process group so a timeout or
-// cancellation kills the whole tree, with a WaitDelay so a daemonised
-// grandchild holding stdout cannot hang the caller.
 package sandbox
 
 import (
@@ -10,59 +6,140 @@ import (
 	"fmt"
 	"io"
 	"os/exec"
+	"slices"
 	"syscall"
 	"time"
 )
 
+// Defaults for the zero values of Cmd.KillGrace and Cmd.WaitDelay.
+const (
+	DefaultKillGrace = 5 * time.Second
+	DefaultWaitDelay = 2 * time.Second
+)
+
 // Cmd describes one process to run.
 type Cmd struct {
-	Argv    []string  // program and arguments; Argv[0] is looked up in PATH of Env
-	Dir     string    // working directory
-	Env     []string  // the complete environment; nothing is inherited
-	Stdin   io.Reader // nil means empty
+	Argv    []string  // program and arguments; Argv[0] is looked up in the PATH of Env
+	Dir     string    // working directory; empty means the bot's own
+	Env     []string  // the complete environment (see NodeEnv); nil means empty, nothing is inherited
+	Stdin   io.Reader // nil means empty, never the bot's stdin
 	Stdout  io.Writer // nil discards
-	Stderr  io.Writer // nil discards
+	Stderr  io.Writer // nil discards; may be the same writer as Stdout
 	Timeout time.Duration
+
+	// KillGrace is the time between SIGTERM and SIGKILL to the group after a
+	// timeout or cancellation; 0 means DefaultKillGrace.
+	KillGrace time.Duration
+	// WaitDelay bounds how long Run waits, once the main process has exited,
+	// for the rest of its group to close stdout and stderr; 0 means
+	// DefaultWaitDelay.
+	WaitDelay time.Duration
 }
 
 // Result is what happened to a finished process.
 type Result struct {
-	ExitCode int // -1 when killed by a signal or not started
-	TimedOut bool
-	Canceled bool
+	ExitCode int            // -1 when killed by a signal or not started
+	Signal   syscall.Signal // the signal that ended the main process; 0 if it exited
+	TimedOut bool           // a deadline (Cmd.Timeout or ctx's) ended the process
+	Canceled bool           // ctx was cancelled before the process exited
+	// Lingered reports that some process of the group still held stdout or
+	// stderr WaitDelay after the main process exited; it was killed.
+	Lingered bool
 	Duration time.Duration
 }
 
-// Run starts c and waits for it. A non-zero exit is not an error: the
-// caller reads Result.ExitCode. The error reports a failure to start.
+// Run starts c and waits for it and for its output. A non-zero exit is not
+// an error: the caller reads Result.ExitCode. The error reports a process
+// that could not be started (a *NotFoundError for an unknown program, which
+// matches ErrNotFound) or output that could not be delivered to Stdout or
+// Stderr; in the latter case the Result is complete.
 func Run(ctx context.Context, c Cmd) (Result, error) {
+	res := Result{ExitCode: -1}
 	if len(c.Argv) == 0 {
-		return Result{ExitCode: -1}, errors.New("sandbox: empty argv")
+		return res, errors.New("sandbox: empty argv")
+	}
+	path, err := lookPath(c.Env, c.Dir, c.Argv[0])
+	if err != nil {
+		return res, err
 	}
 	if c.Timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.Timeout)
 		defer cancel()
 	}
-	cmd := exec.CommandContext(ctx, c.Argv[0], c.Argv[1:]...)
-	cmd.Dir, cmd.Env = c.Dir, c.Env
+	if err := ctx.Err(); err != nil {
+		setCause(&res, err)
+		return res, fmt.Errorf("sandbox: not starting %q: %w", c.Argv[0], err)
+	}
+	return run(ctx, c, path)
+}
+
+func run(ctx context.Context, c Cmd, path string) (Result, error) {
+	res := Result{ExitCode: -1}
+	waitDelay := orDefault(c.WaitDelay, DefaultWaitDelay)
+	cmd := exec.Command(path)
+	cmd.Args = slices.Clone(c.Argv)
+	cmd.Dir, cmd.Env, cmd.Stdin = c.Dir, c.Env, c.Stdin
 	if cmd.Env == nil {
-		cmd.Env = []string{}
+		cmd.Env = []string{} // nil would make exec inherit the bot's environment
 	}
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.Stdin, c.Stdout, c.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	start := time.Now()
-	err := cmd.Run()
-	res := Result{ExitCode: cmd.ProcessState.ExitCode(), Duration: time.Since(start)}
-	if ctx.Err() != nil {
-		res.TimedOut = errors.Is(ctx.Err(), context.DeadlineExceeded)
-		res.Canceled = !res.TimedOut
+	// exec still copies a non-file Stdin itself; WaitDelay stops that copy
+	// from outliving the process.
+	cmd.WaitDelay = waitDelay
+	out, err := attachOutput(cmd, c.Stdout, c.Stderr)
+	if err != nil {
+		return res, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
 	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		out.abort()
+		return res, fmt.Errorf("sandbox: start %q: %w", c.Argv[0], err)
+	}
+	out.start()
+	pgid := cmd.Process.Pid // Setpgid makes the child lead a group of its own pid
+	exited := make(chan struct{})
+	cause := stopGroupOn(ctx, pgid, orDefault(c.KillGrace, DefaultKillGrace), exited)
+	waitErr := cmd.Wait()
+	close(exited)
+	setCause(&res, <-cause)
+	res.Lingered = out.finish(waitDelay, func() { signalGroup(pgid, syscall.SIGKILL) })
+	res.Duration = time.Since(start)
+	setExit(&res, cmd)
+
 	var exitErr *exec.ExitError
-	if err != nil && !errors.As(err, &exitErr) && !errors.Is(err, exec.ErrWaitDelay) {
+	if waitErr != nil && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, exec.ErrWaitDelay) {
+		return res, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], waitErr)
+	}
+	if err := out.err(); err != nil {
 		return res, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
 	}
 	return res, nil
+}
+
+// setCause records why ctx ended the process, if it did.
+func setCause(res *Result, cause error) {
+	if cause == nil {
+		return
+	}
+	res.TimedOut = errors.Is(cause, context.DeadlineExceeded)
+	res.Canceled = !res.TimedOut
+}
+
+func setExit(res *Result, cmd *exec.Cmd) {
+	ps := cmd.ProcessState
+	if ps == nil {
+		return
+	}
+	res.ExitCode = ps.ExitCode()
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		res.Signal = ws.Signal()
+	}
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
 }
