@@ -1,0 +1,89 @@
+package webhook
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// Verb is what a /kilroy comment asks for.
+type Verb string
+
+// Verbs of a comment command.
+const (
+	VerbRun    Verb = "run"
+	VerbCancel Verb = "cancel"
+	VerbHelp   Verb = "help"
+	// VerbUnknown: the word after /kilroy is not a command; Unknown holds
+	// it and Suggestion the nearest command, if one is near.
+	VerbUnknown Verb = "unknown"
+	// VerbInvalid: run or cancel named pipelines that are not valid names
+	// (listed in Invalid); nothing should run.
+	VerbInvalid Verb = "invalid"
+)
+
+// Usage lists the commands, for replies to help and unknown commands.
+const Usage = "`/kilroy run [PIPELINE...]` runs the named pipelines (all when none are named) on the pull request's head; " +
+	"`/kilroy cancel [PIPELINE...]` cancels its runs; `/kilroy help` shows this list."
+
+// commandPrefix starts the first line of a comment command.
+const commandPrefix = "/kilroy"
+
+// Command is a parsed /kilroy comment.
+type Command struct {
+	Verb Verb `json:"verb,omitempty"`
+	// Pipelines are the names given to run or cancel, without duplicates;
+	// empty means all.
+	Pipelines []string `json:"pipelines,omitempty"`
+	// Invalid are the names that are not pipeline names (VerbInvalid).
+	Invalid []string `json:"invalid,omitempty"`
+	// Unknown is the unrecognised word as written (VerbUnknown).
+	Unknown string `json:"unknown,omitempty"`
+	// Suggestion is the command Unknown was probably meant to be, or "".
+	Suggestion string `json:"suggestion,omitempty"`
+}
+
+// pipelineName is what a pipeline may be called on a command line; it keeps
+// paths, options and markup out of the names a worker looks up.
+var pipelineName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
+
+// ParseCommand parses the first line of a comment body. It reports false when
+// that line is not a /kilroy command; the rest of the body is never read. The
+// prefix and verb are case-insensitive and may be separated by any spaces;
+// "/kilroy" alone asks for help and "/kilroyrun" is not a command.
+func ParseCommand(body string) (Command, bool) {
+	line, _, _ := strings.Cut(body, "\n")
+	fields := strings.Fields(line)
+	if len(fields) == 0 || !strings.EqualFold(fields[0], commandPrefix) {
+		return Command{}, false
+	}
+	if len(fields) == 1 {
+		return Command{Verb: VerbHelp}, true
+	}
+	word, args := fields[1], fields[2:]
+	switch verb := Verb(strings.ToLower(word)); verb {
+	case VerbRun, VerbCancel:
+		return withPipelines(verb, args), true
+	case VerbHelp:
+		return Command{Verb: VerbHelp}, true
+	default:
+		return Command{Verb: VerbUnknown, Unknown: word, Suggestion: suggest(strings.ToLower(word))}, true
+	}
+}
+
+// withPipelines builds a run or cancel command from its arguments.
+func withPipelines(verb Verb, args []string) Command {
+	var names, invalid []string
+	for _, a := range args {
+		switch {
+		case !pipelineName.MatchString(a):
+			invalid = append(invalid, a)
+		case !slices.Contains(names, a):
+			names = append(names, a)
+		}
+	}
+	if len(invalid) > 0 {
+		return Command{Verb: VerbInvalid, Invalid: invalid}
+	}
+	return Command{Verb: verb, Pipelines: names}
+}

@@ -1,0 +1,119 @@
+package webhook
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseCommand(t *testing.T) {
+	tests := []struct {
+		body   string
+		want   Command
+		wantOK bool
+	}{
+		{"/kilroy run", Command{Verb: VerbRun}, true},
+		{"/kilroy run ci", Command{Verb: VerbRun, Pipelines: []string{"ci"}}, true},
+		{"  /kilroy\t RUN   ci   lint.v2 go_test-1  ", Command{Verb: VerbRun, Pipelines: []string{"ci", "lint.v2", "go_test-1"}}, true},
+		{"/KILROY Run ci ci lint ci", Command{Verb: VerbRun, Pipelines: []string{"ci", "lint"}}, true},
+		{"/kilroy run ci\r\n/kilroy cancel", Command{Verb: VerbRun, Pipelines: []string{"ci"}}, true},
+		{"/kilroy run ci\nlint", Command{Verb: VerbRun, Pipelines: []string{"ci"}}, true},
+		{"/kilroy cancel", Command{Verb: VerbCancel}, true},
+		{"/kilroy cancel ci", Command{Verb: VerbCancel, Pipelines: []string{"ci"}}, true},
+		{"/kilroy help", Command{Verb: VerbHelp}, true},
+		{"/kilroy HELP me please", Command{Verb: VerbHelp}, true},
+		{"/kilroy", Command{Verb: VerbHelp}, true},
+		{"/kilroy rnu", Command{Verb: VerbUnknown, Unknown: "rnu", Suggestion: "run"}, true},
+		{"/kilroy Rnu ci", Command{Verb: VerbUnknown, Unknown: "Rnu", Suggestion: "run"}, true},
+		{"/kilroy runn", Command{Verb: VerbUnknown, Unknown: "runn", Suggestion: "run"}, true},
+		{"/kilroy cancle", Command{Verb: VerbUnknown, Unknown: "cancle", Suggestion: "cancel"}, true},
+		{"/kilroy hlep", Command{Verb: VerbUnknown, Unknown: "hlep", Suggestion: "help"}, true},
+		{"/kilroy run.", Command{Verb: VerbUnknown, Unknown: "run.", Suggestion: "run"}, true},
+		{"/kilroy deploy", Command{Verb: VerbUnknown, Unknown: "deploy"}, true},
+		{"/kilroy x", Command{Verb: VerbUnknown, Unknown: "x"}, true},
+		{"/kilroy run ../../etc ci $(id)", Command{Verb: VerbInvalid, Invalid: []string{"../../etc", "$(id)"}}, true},
+		{"/kilroy run `ci`", Command{Verb: VerbInvalid, Invalid: []string{"`ci`"}}, true},
+		{"/kilroy run cï", Command{Verb: VerbInvalid, Invalid: []string{"cï"}}, true},
+		{"/kilroyrun", Command{}, false},
+		{"/kilroy-run ci", Command{}, false},
+		{"kilroy run", Command{}, false},
+		{"> /kilroy run", Command{}, false},
+		{"please /kilroy run", Command{}, false},
+		{"\n/kilroy run", Command{}, false},
+		{"Thanks!\n/kilroy run", Command{}, false},
+		{"", Command{}, false},
+		{"   ", Command{}, false},
+	}
+	for _, tt := range tests {
+		got, ok := ParseCommand(tt.body)
+		if ok != tt.wantOK {
+			t.Errorf("ParseCommand(%q) ok = %v, want %v", tt.body, ok, tt.wantOK)
+		}
+		if diff := cmp.Diff(got, tt.want); diff != "" {
+			t.Errorf("ParseCommand(%q) (-got +want):\n%s", tt.body, diff)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	tests := []struct {
+		a, b string
+		want int
+	}{
+		{"", "", 0},
+		{"run", "run", 0},
+		{"", "run", 3},
+		{"rnu", "run", 1}, // transposition
+		{"ru", "run", 1},
+		{"runn", "run", 1},
+		{"rum", "run", 1},
+		{"cancle", "cancel", 1},
+		{"kitten", "sitting", 3},
+		{"ca", "abc", 3}, // optimal string alignment, not full Damerau (2)
+		{"héllo", "hello", 1},
+	}
+	for _, tt := range tests {
+		if got := editDistance(tt.a, tt.b); got != tt.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
+		}
+		if got := editDistance(tt.b, tt.a); got != tt.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.b, tt.a, got, tt.want)
+		}
+	}
+}
+
+// FuzzParseCommand checks the parser's invariants on any body.
+func FuzzParseCommand(f *testing.F) {
+	for _, s := range []string{"/kilroy run ci lint", "/kilroy rnu", "/KILROY help\nx", "/kilroy run ../x", "/kilroyrun", "\xff/kilroy"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		cmd, ok := ParseCommand(body)
+		first, _, _ := strings.Cut(body, "\n")
+		if again, okAgain := ParseCommand(first); okAgain != ok || !cmp.Equal(again, cmd) {
+			t.Fatalf("ParseCommand(%q) depends on text after the first line", body)
+		}
+		if !ok {
+			if !cmp.Equal(cmd, Command{}) {
+				t.Fatalf("ParseCommand(%q) = %+v for a non-command", body, cmd)
+			}
+			return
+		}
+		switch cmd.Verb {
+		case VerbRun, VerbCancel:
+			for _, p := range cmd.Pipelines {
+				if !pipelineName.MatchString(p) {
+					t.Fatalf("ParseCommand(%q) passed pipeline name %q", body, p)
+				}
+			}
+		case VerbHelp, VerbInvalid:
+		case VerbUnknown:
+			if cmd.Unknown == "" {
+				t.Fatalf("ParseCommand(%q): unknown verb without the word", body)
+			}
+		default:
+			t.Fatalf("ParseCommand(%q) verb %q", body, cmd.Verb)
+		}
+	})
+}
