@@ -1,0 +1,146 @@
+package policy
+
+import (
+	"fmt"
+	"io/fs"
+	"path"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+)
+
+var pipelineNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
+
+// ParseRepoConfig reads `.kilroy/config.yml`; file is its name in messages.
+// The checks run in order and stop at the first stage that finds problems,
+// so one mistake is reported once: YAML syntax; keys (unknown, duplicate,
+// legacy); the JSON Schema; then globs, durations and the rules that relate
+// keys. Problems come back as ConfigErrors in file order.
+func ParseRepoConfig(file string, data []byte) (*RepoConfig, error) {
+	doc, err := parseDocument(file, data)
+	if err != nil {
+		return nil, err
+	}
+	if errs := doc.convert(); len(errs) > 0 {
+		return nil, doc.placeAll(errs)
+	}
+	if errs := checkKeys(doc.root, reflect.TypeFor[fileConfig](), nil); len(errs) > 0 {
+		return nil, doc.placeAll(errs)
+	}
+	sch, err := newConfigSchema()
+	if err != nil {
+		return nil, fmt.Errorf("parse %s: %w", file, err)
+	}
+	errs, err := sch.check(doc.val)
+	if err != nil {
+		return nil, fmt.Errorf("parse %s: %w", file, err)
+	}
+	if len(errs) > 0 {
+		return nil, doc.placeAll(errs)
+	}
+	var f fileConfig
+	if err := doc.root.Decode(&f); err != nil {
+		return nil, ConfigErrors{{File: file, Line: doc.root.Line, Col: doc.root.Column, Msg: err.Error()}}
+	}
+	if errs := validateFile(f); len(errs) > 0 {
+		return nil, doc.placeAll(errs)
+	}
+	return withDefaults(f, doc.has("pipelines")), nil
+}
+
+// validateFile checks what the schema cannot express.
+func validateFile(f fileConfig) []fieldError {
+	var errs []fieldError
+	for _, name := range sortedKeys(f.Pipelines) {
+		errs = append(errs, validatePipeline(f.Pipelines[name], keyPath{"pipelines", name})...)
+	}
+	errs = append(errs, validateLimits(f.Limits, keyPath{"limits"})...)
+	return append(errs, validatePolicy(f.ArtifactPolicy, keyPath{"artifact_policy"})...)
+}
+
+func validatePipeline(p filePipeline, at keyPath) []fieldError {
+	var errs []fieldError
+	if name := fmt.Sprint(at[len(at)-1]); !validPipelineName(name) {
+		errs = append(errs, fieldErrorf(at, "%q is not a pipeline name; use letters, digits, '-' and '_' (at most 64)", name))
+	}
+	if p.Graph != "" && !validRepoPath(p.Graph) {
+		errs = append(errs, fieldErrorf(at.with("graph"),
+			"%q is not a repository-relative path; write it like .kilroy/ci.dot", p.Graph))
+	}
+	return append(errs, validateGlobs(p.On.Paths, at.with("on").with("paths"))...)
+}
+
+func validateLimits(l fileLimits, at keyPath) []fieldError {
+	run, runErr := parseLimit(l.RunTimeout, at.with("run_timeout"), DefaultRunTimeout)
+	node, nodeErr := parseLimit(l.NodeTimeout, at.with("node_timeout"), DefaultNodeTimeout)
+	var errs []fieldError
+	for _, e := range []*fieldError{runErr, nodeErr} {
+		if e != nil {
+			errs = append(errs, *e)
+		}
+	}
+	if len(errs) == 0 && node > run {
+		errs = append(errs, fieldErrorf(at.with("node_timeout"),
+			"%s is longer than run_timeout %s; lower it or raise run_timeout", node, run))
+	}
+	return errs
+}
+
+// parseLimit reads a positive duration, or def when s is empty.
+func parseLimit(s string, at keyPath, def time.Duration) (time.Duration, *fieldError) {
+	if s == "" {
+		return def, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		e := fieldErrorf(at, "invalid duration %q; use a positive duration such as 90s, 15m or 1h30m", s)
+		return 0, &e
+	}
+	return d, nil
+}
+
+func validPipelineName(name string) bool {
+	return pipelineNamePattern.MatchString(name) && len(name) <= 64
+}
+
+// validRepoPath accepts clean, slash-separated paths inside the repository.
+func validRepoPath(p string) bool {
+	return p != "." && fs.ValidPath(p)
+}
+
+// DefaultPipelines makes every pipeline file (repository-relative paths
+// such as .kilroy/ci.dot) a pipeline named after the file, with the
+// defaults. Names must be letters, digits, '-' and '_'.
+func DefaultPipelines(pipelineFiles []string) (map[string]Pipeline, error) {
+	pipelines := map[string]Pipeline{}
+	for _, file := range slices.Sorted(slices.Values(pipelineFiles)) {
+		name := strings.TrimSuffix(path.Base(file), ".dot")
+		switch {
+		case !validRepoPath(file) || !strings.HasSuffix(file, ".dot"):
+			return nil, fmt.Errorf("pipeline file %q: want a repository-relative .dot path such as .kilroy/ci.dot", file)
+		case !validPipelineName(name):
+			return nil, fmt.Errorf("pipeline file %q: %q is not a pipeline name; rename the file to letters, digits, '-' and '_'", file, name)
+		}
+		if prev, dup := pipelines[name]; dup {
+			return nil, fmt.Errorf("pipeline file %q: name %q is already used by %s", file, name, prev.Graph)
+		}
+		p := pipelineWithDefaults(name, filePipeline{})
+		p.Graph = file
+		pipelines[name] = p
+	}
+	return pipelines, nil
+}
+
+// DefaultRepoConfig is the configuration of a repository without
+// `.kilroy/config.yml`: every pipeline file with the defaults.
+func DefaultRepoConfig(pipelineFiles []string) (*RepoConfig, error) {
+	pipelines, err := DefaultPipelines(pipelineFiles)
+	if err != nil {
+		return nil, err
+	}
+	c := withDefaults(fileConfig{Version: ConfigVersion}, true)
+	c.Pipelines = pipelines
+	return c, nil
+}
