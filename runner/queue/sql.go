@@ -1,0 +1,179 @@
+package queue
+
+import (
+	"strconv"
+	"strings"
+)
+
+// Run states in the runs table. queued and running are unfinished; the
+// others are final.
+const (
+	stateQueued     = "queued"
+	stateRunning    = "running"
+	stateDone       = "done"
+	stateFailed     = "failed"
+	stateCancelled  = "cancelled"
+	stateSuperseded = "superseded"
+)
+
+// schema returns our own tables, beside River's. Plain types only (TEXT,
+// BIGINT, INTEGER) and times as Unix milliseconds, so the same DDL and
+// statements run on SQLite and Postgres.
+func schema() []string {
+	return []string{
+		`CREATE TABLE IF NOT EXISTS deliveries (
+	delivery_id TEXT PRIMARY KEY,
+	event TEXT NOT NULL,
+	received_at BIGINT NOT NULL
+)`,
+		`CREATE INDEX IF NOT EXISTS deliveries_received_at ON deliveries (received_at)`,
+		`CREATE TABLE IF NOT EXISTS runs (
+	run_id TEXT PRIMARY KEY,
+	repo TEXT NOT NULL,
+	pr BIGINT NOT NULL,
+	head_sha TEXT NOT NULL,
+	pipeline TEXT NOT NULL,
+	state TEXT NOT NULL,
+	job_id BIGINT NOT NULL,
+	superseded_by TEXT NOT NULL DEFAULT '',
+	owner TEXT NOT NULL DEFAULT '',
+	heartbeat_at BIGINT NOT NULL DEFAULT 0,
+	resumes INTEGER NOT NULL DEFAULT 0,
+	created_at BIGINT NOT NULL,
+	updated_at BIGINT NOT NULL
+)`,
+		`CREATE INDEX IF NOT EXISTS runs_by_pr ON runs (repo, pr, pipeline, state)`,
+		`CREATE INDEX IF NOT EXISTS runs_by_owner ON runs (owner, heartbeat_at)`,
+		// Fork PRs' check_run payloads carry no pull_requests: this maps a head
+		// SHA back to its PR, also for gated PRs that have no run yet.
+		`CREATE TABLE IF NOT EXISTS pr_heads (
+	repo TEXT NOT NULL,
+	head_sha TEXT NOT NULL,
+	pr BIGINT NOT NULL,
+	seen_at BIGINT NOT NULL,
+	PRIMARY KEY (repo, head_sha)
+)`,
+		`CREATE INDEX IF NOT EXISTS pr_heads_seen_at ON pr_heads (seen_at)`,
+	}
+}
+
+// runColumns is the column list scanRun reads, in order.
+const runColumns = `run_id, repo, pr, head_sha, pipeline, state, job_id, superseded_by, owner, heartbeat_at, resumes`
+
+// queries holds every statement, written once with ? placeholders and
+// rebound for the dialect when the queue opens.
+type queries struct {
+	insertDelivery    string
+	pruneDeliveries   string
+	pruneRuns         string
+	pruneHeads        string
+	upsertHead        string
+	lookupHead        string
+	insertRun         string
+	unfinishedRuns    string
+	stopRun           string
+	claimRun          string
+	getRun            string
+	finishRun         string
+	requeueRun        string
+	heartbeat         string
+	interrupted       string
+	reclaimRun        string
+	requeueJob        string
+	stoppedHeld       string
+	requeueOrphanJobs string
+}
+
+func newQueries(d dialect) queries {
+	return queries{
+		insertDelivery: d.rebind(`INSERT INTO deliveries (delivery_id, event, received_at) VALUES (?, ?, ?)
+			ON CONFLICT (delivery_id) DO NOTHING`),
+		pruneDeliveries: d.rebind(`DELETE FROM deliveries WHERE received_at < ?`),
+		pruneRuns: d.rebind(`DELETE FROM runs WHERE updated_at < ? AND owner = ''
+			AND state IN ('done', 'failed', 'cancelled', 'superseded')`),
+		pruneHeads: d.rebind(`DELETE FROM pr_heads WHERE seen_at < ?`),
+		upsertHead: d.rebind(`INSERT INTO pr_heads (repo, head_sha, pr, seen_at) VALUES (?, ?, ?, ?)
+			ON CONFLICT (repo, head_sha) DO UPDATE SET pr = excluded.pr, seen_at = excluded.seen_at`),
+		lookupHead: d.rebind(`SELECT pr FROM pr_heads WHERE repo = ? AND head_sha = ?`),
+		insertRun: d.rebind(`INSERT INTO runs (run_id, repo, pr, head_sha, pipeline, state, job_id, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?)`),
+		// head_sha <> ? with '' matches every SHA: Cancel uses that.
+		unfinishedRuns: d.rebind(`SELECT ` + runColumns + ` FROM runs
+			WHERE repo = ? AND pr = ? AND pipeline = ? AND head_sha <> ? AND state IN ('queued', 'running')
+			ORDER BY created_at`),
+		stopRun: d.rebind(`UPDATE runs SET state = ?, superseded_by = ?, updated_at = ?
+			WHERE run_id = ? AND state IN ('queued', 'running')`),
+		claimRun: d.rebind(`UPDATE runs SET state = 'running', owner = ?, heartbeat_at = ?, updated_at = ?
+			WHERE run_id = ? AND state = 'queued'`),
+		getRun: d.rebind(`SELECT ` + runColumns + ` FROM runs WHERE run_id = ?`),
+		// Final states set by Cancel or supersede stay; only running ends here.
+		finishRun: d.rebind(`UPDATE runs SET state = CASE WHEN state = 'running' THEN ? ELSE state END,
+			owner = '', updated_at = ? WHERE run_id = ? AND owner = ?`),
+		requeueRun: d.rebind(`UPDATE runs SET state = CASE WHEN state = 'running' THEN 'queued' ELSE state END,
+			owner = '', resumes = resumes + 1, updated_at = ? WHERE run_id = ? AND owner = ?`),
+		stoppedHeld: d.rebind(`SELECT run_id, superseded_by FROM runs
+			WHERE owner = ? AND state IN ('superseded', 'cancelled')`),
+		heartbeat: d.rebind(`UPDATE runs SET heartbeat_at = ? WHERE owner = ?`),
+		interrupted: d.rebind(`SELECT ` + runColumns + ` FROM runs
+			WHERE owner <> '' AND owner <> ? AND heartbeat_at < ? ORDER BY created_at`),
+		reclaimRun: d.rebind(`UPDATE runs SET state = CASE WHEN state = 'running' THEN 'queued' ELSE state END,
+			owner = '', resumes = resumes + 1, updated_at = ? WHERE run_id = ? AND owner = ? AND heartbeat_at < ?`),
+		// The one statement on River's table: River has no public call to
+		// take back a running job whose process died (its rescuer only acts
+		// on elapsed time, which we switch off), and making it available
+		// again is the state River itself would give it on a retry.
+		requeueJob: d.rebind(`UPDATE river_job SET state = 'available' WHERE id = ? AND state = 'running'`),
+		// Only for a database one process owns, before River starts: a job
+		// still running then belongs to a process that died between River
+		// fetching it and our claim or between our release and River's
+		// completion. The worker sorts it out from the run's state.
+		requeueOrphanJobs: `UPDATE river_job SET state = 'available' WHERE state = 'running' AND kind = 'kilroy.run'`,
+	}
+}
+
+// dialect is what differs between the databases in our own SQL.
+type dialect struct {
+	name string
+	// dollar placeholders ($1, $2, …) instead of ?.
+	dollar bool
+	// schemaLock serialises migrations across processes; empty if not needed.
+	schemaLock string
+	// exclusive means one process owns the database (SQLite in the data
+	// dir), so at start every run held by another owner is interrupted,
+	// however fresh its heartbeat.
+	exclusive bool
+}
+
+func dialectSQLite() dialect { return dialect{name: "sqlite", exclusive: true} }
+
+func dialectPostgres() dialect {
+	// An arbitrary constant key for the advisory lock: "kilroy" in ASCII.
+	return dialect{name: "postgres", dollar: true, schemaLock: `SELECT pg_advisory_xact_lock(107105108114111121)`}
+}
+
+// rebind turns ? placeholders into $n for Postgres. Our statements hold no
+// ? inside literals, so a plain scan is enough.
+func (d dialect) rebind(q string) string {
+	if !d.dollar {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
