@@ -51,3 +51,7 @@ func abs(x int) int {
 	}
 	return x
 }
+
+// Suggest is suggest for other packages: the "did you mean" of pipeline
+// names, commands and keys reads the same everywhere.
+func Suggest(name string, candidates []string) string { return suggest(name, candidates) }

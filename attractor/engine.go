@@ -14,15 +14,19 @@ import (
 // retry policy), record the outcome, apply its context updates, pick the
 // next node, checkpoint through the Host, report each step to the
 // Listener, and repeat until an exit node passes its goal gates or the run
-// stops. One goroutine — the caller's — owns the run state; parallel
-// branches run on it one after another, each with its own context copy.
+// stops. One goroutine — the caller's — owns the run state. Parallel
+// branches, each with its own context copy, run on it one after another,
+// or, when the Host is a BranchHost, at once on goroutines of their own
+// that report back to it (branch_fanout.go).
 //
 // Run returns an error only when it cannot start (bad configuration, no
 // start node). Everything that happens while running — a failed node, a
 // failed checkpoint, cancellation — ends the run with a RunResult whose
 // Status is fail and whose FailureReason says why.
 
-// RunConfig is what a run needs from its host.
+// RunConfig is what a run needs from its host. With a BranchHost,
+// Handlers, Agent, Interviewer, Sleep and Rand may be called from several
+// parallel branches at once, so they must be safe for concurrent use.
 type RunConfig struct {
 	RunID     string
 	Workspace string // the worktree processes run in

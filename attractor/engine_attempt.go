@@ -68,6 +68,9 @@ func (r *run) newStage(ln *lane, n *Node, visit, attempt int) (*Stage, error) {
 }
 
 func (r *run) stageDir(n *Node) string {
+	if name, ok := r.stageAlias[n.ID]; ok {
+		return filepath.Join(r.cfg.RunDir, name)
+	}
 	return filepath.Join(r.cfg.RunDir, stageDirName(n.ID))
 }
 

@@ -10,7 +10,8 @@ import (
 	"time"
 )
 
-// run is one execution of a pipeline. Only the goroutine in loop touches it.
+// run is one execution of a pipeline. Only the goroutine in loop touches it;
+// a concurrent parallel branch gets a copy of its own (branchRun).
 type run struct {
 	p        *Pipeline
 	cfg      RunConfig
@@ -20,6 +21,9 @@ type run struct {
 	log      *slog.Logger
 	settings graphSettings
 	started  time.Time
+	// stageAlias renames the stage directories of some nodes: a parallel
+	// branch's nodes that another branch may run at the same time.
+	stageAlias map[string]string
 }
 
 // lane is a sequence of node executions sharing one context: the main run

@@ -11,10 +11,13 @@ import (
 // Parallel fan-out runs in the engine: a parallel (component) node starts
 // one branch per outgoing edge; each branch walks the graph with a deep
 // copy of the context until it reaches the fan-in (tripleoctagon) node.
-// Branches run one after another on the run's goroutine — they share the
-// workspace until per-branch workspaces exist, and the run state keeps a
-// single owner. Branch nodes are checkpointed like any node, with the
-// parallel node as the resume point: a resumed run re-runs all branches.
+//
+// When the host is a BranchHost, branches run at once (at most
+// max_parallel), each in a workspace of its own on its own goroutine; see
+// branch_fanout.go. Otherwise they run one after another on the run's
+// goroutine, sharing the run's workspace. Either way branch nodes are
+// checkpointed like any node, with the parallel node as the resume point:
+// a resumed run re-runs all branches.
 //
 // Inside a branch a FAIL follows a matching condition edge or ends the
 // branch; retry targets and loop restarts are not taken there.
@@ -27,6 +30,9 @@ type BranchResult struct {
 	FailureReason  string         `json:"failure_reason,omitempty"`
 	LastNode       string         `json:"last_node,omitempty"`
 	ContextUpdates map[string]any `json:"context_updates,omitempty"`
+	// Ref is what the fan-in merges (a BranchHost's branch); "" when the
+	// branch ran in the run's own workspace.
+	Ref string `json:"ref,omitempty"`
 }
 
 const (
@@ -44,18 +50,35 @@ func (r *run) fanOut(ctx context.Context, s *Stage) (Outcome, error) {
 	}
 	policy := r.joinPolicy(n, fanIn)
 	var results []BranchResult
-	for _, e := range r.p.Outgoing(n.ID) {
-		br, err := r.runBranch(ctx, s, e.To, fanIn)
+	var err error
+	if bh, ok := r.cfg.Host.(BranchHost); ok {
+		results, err = r.fanOutConcurrent(ctx, s, bh, fanIn, policy)
+	} else {
+		results, err = r.fanOutSequential(ctx, s, fanIn, policy)
+	}
+	if err != nil {
+		return Outcome{}, err
+	}
+	o := joinOutcome(policy, results)
+	return o.withContextUpdate("parallel.results", results), nil
+}
+
+// fanOutSequential runs the branches one after another in the run's
+// workspace; first_success stops at the first branch that succeeds.
+func (r *run) fanOutSequential(ctx context.Context, s *Stage, fanIn, policy string) ([]BranchResult, error) {
+	var results []BranchResult
+	for _, e := range r.p.Outgoing(s.Node.ID) {
+		ln := &lane{rc: s.Context.Clone(), prev: s.Node.ID, branch: e.To}
+		br, err := r.walkBranch(ctx, ln, s.Node, e.To, fanIn)
 		if err != nil {
-			return Outcome{}, err
+			return nil, err
 		}
 		results = append(results, br)
 		if policy == joinFirstSuccess && isSuccess(br.Status) {
 			break
 		}
 	}
-	o := joinOutcome(policy, results)
-	return o.withContextUpdate("parallel.results", results), nil
+	return results, nil
 }
 
 func (r *run) joinPolicy(n *Node, fanIn string) string {
@@ -93,11 +116,13 @@ func joinOutcome(policy string, results []BranchResult) Outcome {
 
 func isSuccess(s Status) bool { return s == StatusSuccess || s == StatusPartialSuccess }
 
-// runBranch walks one branch from head until the fan-in node.
-func (r *run) runBranch(ctx context.Context, parent *Stage, head, fanIn string) (BranchResult, error) {
-	ln := &lane{rc: parent.Context.Clone(), prev: parent.Node.ID, branch: head}
+// walkBranch runs one branch on lane ln from head until the fan-in node.
+func (r *run) walkBranch(ctx context.Context, ln *lane, parallel *Node, head, fanIn string) (BranchResult, error) {
 	br := BranchResult{Branch: head, ContextUpdates: map[string]any{}}
 	for cur := head; ; {
+		if err := ctx.Err(); err != nil {
+			return br.failed(fmt.Sprintf("branch %s canceled before node %s: %v", head, cur, err)), nil
+		}
 		n := r.p.Node(cur)
 		if reason := branchObstacle(n, cur); reason != "" {
 			return br.failed(reason), nil
@@ -106,7 +131,7 @@ func (r *run) runBranch(ctx context.Context, parent *Stage, head, fanIn string) 
 		if err != nil {
 			return br, err
 		}
-		if err := r.branchCheckpoint(ctx, parent.Node, n, o); err != nil {
+		if err := r.branchCheckpoint(ctx, parallel, n, o); err != nil {
 			return br, err
 		}
 		if o.Status == StatusFail && r.st.Signatures[signatureKey(n.ID, o)] >= r.signatureLimit() {
@@ -190,8 +215,10 @@ func findFanIn(p *Pipeline, from string) string {
 
 // fanInHandler joins the branches: it merges the context updates of the
 // branches that succeeded, in branch order (later branches win a shared
-// key), and names the best branch. It fails only when no branch succeeded.
-func fanInHandler(_ context.Context, s *Stage) (Outcome, error) {
+// key), merges their workspaces when they had their own (a merge conflict
+// fails the node), and names the best branch. Otherwise it fails only
+// when no branch succeeded.
+func fanInHandler(ctx context.Context, s *Stage) (Outcome, error) {
 	results, err := branchResults(s.Context)
 	if err != nil || len(results) == 0 {
 		return failOutcome(ClassStructural, fmt.Sprintf(
@@ -213,9 +240,14 @@ func fanInHandler(_ context.Context, s *Stage) (Outcome, error) {
 	if best < 0 {
 		return failOutcome(ClassDeterministic, fmt.Sprintf("fan-in %s: no branch succeeded", s.Node.ID)), nil
 	}
+	joined := joinBranches(ctx, s, results)
+	if joined.Status == StatusFail {
+		return joined, nil
+	}
 	merged["parallel.fan_in.best_id"] = results[best].Branch
 	merged["parallel.fan_in.best_outcome"] = string(results[best].Status)
-	return Outcome{Status: StatusSuccess, ContextUpdates: merged, Notes: "best branch: " + results[best].Branch}, nil
+	return Outcome{Status: StatusSuccess, ContextUpdates: merged,
+		Notes: joinNotes("best branch: "+results[best].Branch, joined.Notes)}, nil
 }
 
 // branchResults reads parallel.results, which may be typed (this run) or
