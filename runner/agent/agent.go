@@ -1,0 +1,134 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"maps"
+	"net/http"
+	"slices"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor"
+)
+
+// Deps are what an Agent needs from its host, read once at the edge.
+type Deps struct {
+	// HostEnv is the bot's own environment (sandbox.HostEnv()); provider
+	// keys are looked up in it by the configured names, and it is the base
+	// of every node environment. Nil means empty, never the process's own.
+	HostEnv map[string]string
+	// Policy holds the run's artifact policy variables; build one Agent per
+	// run when they differ between runs.
+	Policy map[string]string
+	// SecretNames and SecretValues are the bot's secrets, stripped from
+	// every environment built here (provider keys are added to them).
+	SecretNames  []string
+	SecretValues []string
+	Logger       *slog.Logger
+	// HTTP carries the API loop's provider requests; nil uses a plain
+	// http.Client.
+	HTTP *http.Client
+}
+
+// Agent implements attractor.Agent over the configured backends.
+type Agent struct {
+	cfg    Config
+	lim    Limits
+	deps   Deps
+	log    *slog.Logger
+	secret []string // every secret value, for env stripping and redaction
+}
+
+var _ attractor.Agent = (*Agent)(nil)
+
+// New validates cfg, fills its defaults and returns an Agent.
+func New(cfg Config, deps Deps) (*Agent, error) {
+	backends := make(map[string]Backend, len(cfg.Backends))
+	for name, b := range cfg.Backends {
+		backends[name] = b.withDefaults()
+	}
+	cfg.Backends = backends
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	if deps.HTTP == nil {
+		deps.HTTP = &http.Client{}
+	}
+	deps.HostEnv = maps.Clone(deps.HostEnv)
+	if deps.HostEnv == nil {
+		deps.HostEnv = map[string]string{} // never fall back to the process environment
+	}
+	a := &Agent{cfg: cfg, lim: cfg.Limits.withDefaults(), deps: deps, log: deps.Logger}
+	a.secret = slices.Clone(deps.SecretValues)
+	for _, name := range slices.Sorted(maps.Keys(backends)) {
+		if v := deps.HostEnv[backends[name].KeyEnv]; v != "" && !backends[name].NoKey {
+			a.secret = append(a.secret, v)
+		}
+	}
+	return a, nil
+}
+
+// Run runs one codergen attempt with the backend the node selects. A
+// node the configuration does not allow fails structural; an error is
+// returned only for a cancelled or timed-out context, which the engine
+// reports itself.
+func (a *Agent) Run(ctx context.Context, req attractor.AgentRequest) (attractor.Outcome, error) {
+	sel, fail := a.selectBackend(req.Node)
+	if fail != nil {
+		return *fail, nil
+	}
+	key, fail := a.providerKey(sel)
+	if fail != nil {
+		return *fail, nil
+	}
+	log := a.log.With("run", req.RunID, "node", req.Node.ID, "backend", sel.name, "model", sel.model)
+	log.InfoContext(ctx, "agent starting", "kind", sel.b.Kind, "attempt", req.Attempt)
+	var (
+		o   attractor.Outcome
+		err error
+	)
+	switch sel.b.Kind {
+	case KindCLI:
+		o, err = a.runCLI(ctx, req, sel, key)
+	default:
+		o, err = a.runAPI(ctx, req, sel, key, log)
+	}
+	if err != nil {
+		return attractor.Outcome{}, err
+	}
+	o.Meta = withMeta(o.Meta, map[string]any{"agent_backend": sel.name, "agent_model": sel.model})
+	// What the agent says ends up on the run page and GitHub; an agent
+	// talked into printing its own key must not publish it.
+	o.Response = redact(o.Response, a.secret)
+	o.FailureReason = redact(o.FailureReason, a.secret)
+	log.InfoContext(ctx, "agent finished", "status", o.Status, "failure_class", o.FailureClass)
+	return o, nil
+}
+
+// providerKey returns the key of the selected backend, or a structural
+// failure naming the variable to set.
+func (a *Agent) providerKey(sel selection) (string, *attractor.Outcome) {
+	if sel.b.NoKey {
+		return "", nil
+	}
+	if v := a.deps.HostEnv[sel.b.KeyEnv]; v != "" {
+		return v, nil
+	}
+	return "", structural(fmt.Sprintf(
+		"agent backend %s needs a provider key: set the environment variable %s for kilroy-bot "+
+			"(agents.backends.%s.key_env names it)", sel.name, sel.b.KeyEnv, sel.name))
+}
+
+func structural(reason string) *attractor.Outcome {
+	return &attractor.Outcome{Status: attractor.StatusFail, FailureClass: attractor.ClassStructural, FailureReason: reason}
+}
+
+func withMeta(m, add map[string]any) map[string]any {
+	out := make(map[string]any, len(m)+len(add))
+	maps.Copy(out, add)
+	maps.Copy(out, m)
+	return out
+}

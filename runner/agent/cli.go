@@ -1,0 +1,203 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
+)
+
+// cliRun is one CLI invocation and what it left.
+type cliRun struct {
+	argv       []string
+	stdoutPath string
+	stderrPath string
+	res        sandbox.Result
+	err        error
+}
+
+// runCLI runs a CLI agent in the worktree through the sandbox: prompt on
+// stdin, output kept in the stage directory, the process group killed on
+// timeout or cancellation.
+func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel selection, key string) (attractor.Outcome, error) {
+	home := ""
+	if !sel.b.SharedHome {
+		home = filepath.Join(req.StageDir, "home")
+		if err := os.MkdirAll(home, 0o700); err != nil {
+			return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: isolated HOME: %v", sel.name, err)), nil
+		}
+	}
+	promptPath := filepath.Join(req.StageDir, "agent.prompt.md")
+	if err := os.WriteFile(promptPath, []byte(preamble(req, false)+req.Prompt), 0o644); err != nil {
+		return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: write prompt: %v", sel.name, err)), nil
+	}
+	sctx, cancel, timeout := a.withTimeout(ctx)
+	defer cancel()
+	run := cliRun{argv: expandArgv(sel, map[string]string{
+		"{prompt_file}": promptPath, "{workspace}": req.Workspace, "{stage_dir}": req.StageDir,
+		"{model}": sel.model, "{reasoning_effort}": sel.effort,
+	})}
+	run.stdoutPath, run.stderrPath = cliLogPaths(req.StageDir, sel.b.CLI)
+	if err := a.execCLI(sctx, &run, promptPath, req.Workspace, a.cliEnv(req, sel, key, home)); err != nil {
+		return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: %v", sel.name, err)), nil
+	}
+	var nf *sandbox.NotFoundError
+	switch {
+	case errors.As(run.err, &nf):
+		return *structural(fmt.Sprintf("agent backend %s: %v: install it on the kilroy-bot host or set agents.backends.%s.command "+
+			"to the program and its arguments", sel.name, nf, sel.name)), nil
+	case ctx.Err() != nil:
+		return attractor.Outcome{}, fmt.Errorf("agent %s: %w", sel.name, ctx.Err())
+	case run.res.TimedOut:
+		return timedOut(timeout), nil
+	case run.err != nil:
+		return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: %s", sel.name, redact(run.err.Error(), a.secret))), nil
+	}
+	out, err := os.ReadFile(run.stdoutPath)
+	if err != nil {
+		return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: read output: %v", sel.name, err)), nil
+	}
+	rep := parseCLIOutput(sel.b.CLI, out)
+	a.writeCLIRecord(ctx, req, sel, run, rep)
+	o := a.cliOutcome(req, sel, run, rep)
+	o.Meta = withMeta(o.Meta, usageMeta(rep.Usage, rep.Cost, rep.Priced))
+	o.Meta["exit_code"] = run.res.ExitCode
+	return o, nil
+}
+
+// execCLI starts the process and waits for it. The returned error is a
+// local failure (log files); the process's own fate is in run.
+func (a *Agent) execCLI(ctx context.Context, run *cliRun, promptPath, dir string, env []string) error {
+	stdout, err := sandbox.NewCappedFile(run.stdoutPath, a.lim.MaxLogBytes)
+	if err != nil {
+		return err
+	}
+	defer stdout.Close()
+	stderr, err := sandbox.NewCappedFile(run.stderrPath, a.lim.MaxLogBytes)
+	if err != nil {
+		return err
+	}
+	defer stderr.Close()
+	stdin, err := os.Open(promptPath)
+	if err != nil {
+		return err
+	}
+	defer stdin.Close()
+	run.res, run.err = sandbox.Run(ctx, sandbox.Cmd{Argv: run.argv, Dir: dir, Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr})
+	if err := stdout.Close(); err != nil {
+		return err
+	}
+	return stderr.Close()
+}
+
+// cliOutcome settles a finished CLI run. A status file decides (the
+// engine applies it; the outcome mirrors it and keeps the exit details as
+// the reason in case the file gives none); else the CLI's own limit, exit
+// code and reported error; else an outcome marker in its final text.
+func (a *Agent) cliOutcome(req attractor.AgentRequest, sel selection, run cliRun, rep cliReport) attractor.Outcome {
+	why := ""
+	switch {
+	case run.res.ExitCode != 0:
+		why = fmt.Sprintf("%s exited with code %d: %s", run.argv[0], run.res.ExitCode, or(rep.Error, stderrTail(run.stderrPath)))
+	case rep.Error != "":
+		why = fmt.Sprintf("%s reported an error: %s", run.argv[0], rep.Error)
+	}
+	why = redact(why, a.secret)
+	if st, ok := statusFileStatus(req); ok {
+		o := attractor.Outcome{Status: st, Response: rep.Response}
+		if o.IsFailure() {
+			o.FailureReason = why
+		}
+		return o
+	}
+	switch {
+	case rep.Limit && !explicitSuccess(req, rep.Response):
+		o := failure(attractor.ClassBudgetExhausted, fmt.Sprintf("%s stopped at its turn limit without declaring success (status file or OUTCOME:SUCCESS)", sel.name))
+		o.Response = rep.Response
+		return o
+	case why != "":
+		// No class: the engine infers it from the reason (a rate limit is
+		// transient, a test failure deterministic).
+		return attractor.Outcome{Status: attractor.StatusFail, FailureReason: why, Response: rep.Response}
+	}
+	return finalVerdict(req, rep.Response)
+}
+
+// expandArgv fills the command template: {prompt_file}, {workspace},
+// {stage_dir}, {model} and {reasoning_effort} anywhere in an argument;
+// {model_args} and {effort_args} as whole arguments, replaced by
+// ModelArgs / EffortArgs when the node has a model / an effort and
+// dropped otherwise (appended at the end when the template lacks them).
+func expandArgv(sel selection, vars map[string]string) []string {
+	pairs := make([]string, 0, 2*len(vars))
+	for k, v := range vars {
+		pairs = append(pairs, k, v)
+	}
+	r := strings.NewReplacer(pairs...)
+	groups := map[string][]string{"{model_args}": nil, "{effort_args}": nil}
+	if sel.model != "" {
+		groups["{model_args}"] = sel.b.ModelArgs
+	}
+	if sel.effort != "" {
+		groups["{effort_args}"] = sel.b.EffortArgs
+	}
+	var argv []string
+	for _, arg := range sel.b.Command {
+		if g, ok := groups[arg]; ok {
+			argv = append(argv, g...)
+			delete(groups, arg)
+			continue
+		}
+		argv = append(argv, arg)
+	}
+	for _, name := range []string{"{model_args}", "{effort_args}"} {
+		argv = append(argv, groups[name]...) // only those the template did not place
+	}
+	for i, arg := range argv {
+		argv[i] = r.Replace(arg)
+	}
+	return argv
+}
+
+func cliLogPaths(stageDir, flavour string) (stdout, stderr string) {
+	ext := ".log"
+	switch flavour {
+	case CLIClaude, CLICodex:
+		ext = ".jsonl"
+	case CLIGemini:
+		ext = ".json"
+	}
+	return filepath.Join(stageDir, "agent.stdout"+ext), filepath.Join(stageDir, "agent.stderr.log")
+}
+
+// stderrTail is the end of the CLI's stderr for a failure reason.
+func stderrTail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil || len(strings.TrimSpace(string(b))) == 0 {
+		return "no output on stderr"
+	}
+	return lastLines(string(b), 5, 800)
+}
+
+// writeCLIRecord writes agent.json: what ran and how it ended.
+func (a *Agent) writeCLIRecord(ctx context.Context, req attractor.AgentRequest, sel selection, run cliRun, rep cliReport) {
+	rec := map[string]any{
+		"backend": sel.name, "kind": KindCLI, "cli": sel.b.CLI, "model": sel.model, "reasoning_effort": sel.effort,
+		"argv": run.argv, "exit_code": run.res.ExitCode, "duration_ms": run.res.Duration.Milliseconds(),
+		"timed_out": run.res.TimedOut, "lingered": run.res.Lingered,
+		"stdout": filepath.Base(run.stdoutPath), "stderr": filepath.Base(run.stderrPath),
+		"usage": map[string]any{"input_tokens": rep.Usage.InputTokens, "output_tokens": rep.Usage.OutputTokens},
+	}
+	if rep.Priced {
+		rec["cost_usd"] = rep.Cost
+	}
+	if rep.Error != "" {
+		rec["error"] = redact(rep.Error, a.secret)
+	}
+	a.writeJSON(ctx, filepath.Join(req.StageDir, "agent.json"), rec)
+}

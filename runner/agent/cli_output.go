@@ -1,0 +1,221 @@
+package agent
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"strings"
+)
+
+// cliReport is what a CLI's output says about its run.
+type cliReport struct {
+	Response string // the agent's final text
+	Usage    Usage
+	Cost     float64
+	Priced   bool   // the CLI reported a cost
+	Error    string // an error the CLI reported in its output
+	Limit    bool   // the CLI stopped at its own turn limit
+}
+
+// maxResponse bounds the response kept from a CLI that prints without
+// structure; the end is kept, where agents summarise.
+const maxResponse = 1 << 20
+
+// parseCLIOutput reads a CLI's stdout in the format of its flavour.
+func parseCLIOutput(flavour string, out []byte) cliReport {
+	switch flavour {
+	case CLIClaude:
+		return parseClaude(out)
+	case CLICodex:
+		return parseCodex(out)
+	case CLIGemini:
+		return parseGemini(out)
+	}
+	s := string(out)
+	if len(s) > maxResponse {
+		s = s[len(s)-maxResponse:]
+	}
+	return cliReport{Response: strings.TrimSpace(s)}
+}
+
+// jsonLines calls fn with the "type" and the text of every line of out
+// that is a JSON object; other lines (a truncation marker, stray logging)
+// are skipped, and so are lines too long to be an event worth reading.
+func jsonLines(out []byte, fn func(typ string, line []byte)) {
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 || line[0] != '{' {
+			continue
+		}
+		var ev struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(line, &ev) == nil {
+			fn(ev.Type, line)
+		}
+	}
+}
+
+// parseClaude reads Claude Code's stream-json: the closing "result" event
+// carries the final text, is_error, the subtype (error_max_turns when it
+// hit its turn limit), total_cost_usd and usage.
+func parseClaude(out []byte) cliReport {
+	var r cliReport
+	jsonLines(out, func(typ string, line []byte) {
+		switch typ {
+		case "assistant":
+			if t := claudeText(line); t != "" {
+				r.Response = t // a fallback if no result event comes
+			}
+		case "result":
+			var ev struct {
+				Subtype string   `json:"subtype"`
+				IsError bool     `json:"is_error"`
+				Result  string   `json:"result"`
+				Cost    *float64 `json:"total_cost_usd"`
+				OldCost *float64 `json:"cost_usd"`
+				Usage   struct {
+					Input       int64 `json:"input_tokens"`
+					CacheCreate int64 `json:"cache_creation_input_tokens"`
+					CacheRead   int64 `json:"cache_read_input_tokens"`
+					Output      int64 `json:"output_tokens"`
+				} `json:"usage"`
+			}
+			if json.Unmarshal(line, &ev) != nil {
+				return
+			}
+			if ev.Result != "" {
+				r.Response = ev.Result
+			}
+			r.Usage = Usage{InputTokens: ev.Usage.Input + ev.Usage.CacheCreate + ev.Usage.CacheRead, OutputTokens: ev.Usage.Output}
+			if c := firstNonNil(ev.Cost, ev.OldCost); c != nil {
+				r.Cost, r.Priced = *c, true
+			}
+			r.Limit = ev.Subtype == "error_max_turns"
+			if ev.IsError && !r.Limit {
+				r.Error = or(ev.Result, ev.Subtype)
+			}
+		}
+	})
+	return r
+}
+
+func claudeText(line []byte) string {
+	var ev struct {
+		Message struct {
+			Content []struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(line, &ev) != nil {
+		return ""
+	}
+	var parts []string
+	for _, c := range ev.Message.Content {
+		if c.Type == "text" && c.Text != "" {
+			parts = append(parts, c.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func firstNonNil(ps ...*float64) *float64 {
+	for _, p := range ps {
+		if p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+// parseCodex reads `codex exec --json`: agent messages arrive as completed
+// items, usage with every completed turn, failures as turn.failed or error.
+func parseCodex(out []byte) cliReport {
+	var r cliReport
+	jsonLines(out, func(typ string, line []byte) {
+		switch typ {
+		case "item.completed":
+			var ev struct {
+				Item struct {
+					Type     string `json:"type"`
+					ItemType string `json:"item_type"` // older releases
+					Text     string `json:"text"`
+				} `json:"item"`
+			}
+			if json.Unmarshal(line, &ev) == nil && ev.Item.Text != "" {
+				if t := or(ev.Item.Type, ev.Item.ItemType); t == "agent_message" || t == "assistant_message" {
+					r.Response = ev.Item.Text
+				}
+			}
+		case "turn.completed":
+			var ev struct {
+				Usage struct {
+					Input  int64 `json:"input_tokens"`
+					Output int64 `json:"output_tokens"`
+				} `json:"usage"`
+			}
+			if json.Unmarshal(line, &ev) == nil {
+				r.Usage.add(Usage{InputTokens: ev.Usage.Input, OutputTokens: ev.Usage.Output})
+			}
+		case "turn.failed":
+			var ev struct {
+				Error struct {
+					Message string `json:"message"`
+				} `json:"error"`
+			}
+			if json.Unmarshal(line, &ev) == nil {
+				r.Error = or(ev.Error.Message, "turn failed")
+			}
+		case "error":
+			var ev struct {
+				Message string `json:"message"`
+			}
+			_ = json.Unmarshal(line, &ev) // the type decoded, so the line is valid JSON
+			r.Error = or(ev.Message, "error")
+		}
+	})
+	return r
+}
+
+// parseGemini reads `gemini --output-format json`: one object with the
+// response, per-model token stats and an optional error.
+func parseGemini(out []byte) cliReport {
+	var r cliReport
+	i := bytes.IndexByte(out, '{')
+	if i < 0 {
+		return parseCLIOutput(CLICommand, out)
+	}
+	var doc struct {
+		Response string `json:"response"`
+		Stats    struct {
+			Models map[string]struct {
+				Tokens struct {
+					Prompt     int64 `json:"prompt"`
+					Candidates int64 `json:"candidates"`
+				} `json:"tokens"`
+			} `json:"models"`
+			InputTokens  int64 `json:"inputTokens"`
+			OutputTokens int64 `json:"outputTokens"`
+		} `json:"stats"`
+		Error *struct {
+			Message string `json:"message"`
+			Type    string `json:"type"`
+		} `json:"error"`
+	}
+	if json.NewDecoder(bytes.NewReader(out[i:])).Decode(&doc) != nil {
+		return parseCLIOutput(CLICommand, out)
+	}
+	r.Response = doc.Response
+	r.Usage = Usage{InputTokens: doc.Stats.InputTokens, OutputTokens: doc.Stats.OutputTokens}
+	for _, m := range doc.Stats.Models {
+		r.Usage.add(Usage{InputTokens: m.Tokens.Prompt, OutputTokens: m.Tokens.Candidates})
+	}
+	if doc.Error != nil {
+		r.Error = or(doc.Error.Message, doc.Error.Type)
+	}
+	return r
+}

@@ -1,0 +1,56 @@
+package agent
+
+import (
+	"maps"
+	"slices"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
+)
+
+// toolEnv is the environment of the API loop's shell tool: exactly what a
+// tool node of the same stage gets, with no provider key.
+func (a *Agent) toolEnv(req attractor.AgentRequest) []string {
+	return sandbox.NodeEnv(a.envSpec(req))
+}
+
+// cliEnv is a CLI agent's environment: a tool node's, plus an isolated HOME
+// when home is set, the backend's configured extras and its own provider
+// key under the name the CLI reads.
+func (a *Agent) cliEnv(req attractor.AgentRequest, sel selection, key, home string) []string {
+	spec := a.envSpec(req)
+	spec.HomeOverride = home
+	spec.Extra = maps.Clone(sel.b.Env)
+	if key != "" {
+		if spec.Extra == nil {
+			spec.Extra = map[string]string{}
+		}
+		spec.Extra[sel.b.ChildKeyEnv] = key
+	}
+	return sandbox.NodeEnv(spec)
+}
+
+func (a *Agent) envSpec(req attractor.AgentRequest) sandbox.EnvSpec {
+	return sandbox.EnvSpec{
+		Host:         a.deps.HostEnv,
+		Policy:       a.deps.Policy,
+		Stage:        req.StageEnv,
+		SecretNames:  a.secretNames(),
+		SecretValues: a.secret,
+	}
+}
+
+// secretNames adds every configured key variable to the caller's names, so
+// a key whose name the sandbox's patterns miss is stripped too.
+func (a *Agent) secretNames() []string {
+	names := slices.Clone(a.deps.SecretNames)
+	for _, name := range slices.Sorted(maps.Keys(a.cfg.Backends)) {
+		b := a.cfg.Backends[name]
+		for _, k := range []string{b.KeyEnv, b.ChildKeyEnv} {
+			if k != "" && !slices.Contains(names, k) {
+				names = append(names, k)
+			}
+		}
+	}
+	return names
+}
