@@ -14,6 +14,13 @@
 // VerifyCheck produces the `kilroy/<pipeline>/<node>` check of a verify
 // node with its conclusion and annotations. Everything rendered passes
 // through a Redactor before it is cut to GitHub's limits, so neither a
-// secret nor half of one reaches GitHub or a report file. Calling GitHub
-// is someone else's job: this package only decides what to say.
+// secret nor half of one reaches GitHub or a report file.
+//
+// A Publisher is the listener that puts those renderings on GitHub for one
+// run: it keeps the body every check should show, sends changes from a
+// background goroutine (in-progress updates throttled, completions and
+// annotation batches at once), keeps what a failed call did not deliver
+// for the next round, and on Close, Cancel or Fail completes every check
+// it created. It calls GitHub through the small API interface that
+// *ghapp.Client satisfies.
 package checks
