@@ -19,6 +19,12 @@ const usage = `usage: kilroy-bot <command> [arguments]
 
 commands:
   validate [--json] FILE.dot...   check pipelines; exit 0 clean or warnings, 1 errors, 2 usage
+  run [--repo DIR] [--graph NAME|PATH] [--run-dir DIR] [--answer NODE=LABEL] [--yes]
+                                  run a pipeline on the repository's HEAD in a fresh worktree;
+                                  exit 0 success, 1 pipeline failed, 2 usage or config error
+  resume RUN_DIR                  continue an interrupted run from its last checkpoint
+  serve [flags]                   run the GitHub App server (serve -h lists the settings);
+                                  exit 0 after a graceful shutdown, 1 on failure, 2 bad settings
   help                            show this text
 `
 
@@ -38,6 +44,12 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	switch args[0] {
 	case "validate":
 		return runValidate(ctx, args[1:], stdout, stderr)
+	case "run":
+		return runLocal(ctx, args[1:], stdout, stderr)
+	case "resume":
+		return resumeLocal(ctx, args[1:], stdout, stderr)
+	case "serve":
+		return runServe(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0

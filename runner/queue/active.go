@@ -42,14 +42,23 @@ func (a *activeRuns) cancel(runID string, cause error) {
 	}
 }
 
-// signalStopped cancels the local handlers of runs just superseded or
-// cancelled; called once their transaction has committed.
-func (q *Queue) signalStopped(stopped []Superseded) {
+// signalStopped cancels the local handlers of runs just moved to state
+// (superseded or cancelled); called once their transaction has committed.
+func (q *Queue) signalStopped(stopped []Superseded, state string) {
 	for _, s := range stopped {
 		if s.State == stateRunning {
-			q.active.cancel(s.ID, &CancelledError{RunID: s.ID, SupersededBy: s.By})
+			q.active.cancel(s.ID, cancelledError(s.ID, state, s.By))
 		}
 	}
+}
+
+// cancelledError is the cause for a run stopped into state; by is the
+// runs row's superseded_by: the superseding SHA or who cancelled.
+func cancelledError(runID, state, by string) *CancelledError {
+	if state == stateSuperseded {
+		return &CancelledError{RunID: runID, SupersededBy: by}
+	}
+	return &CancelledError{RunID: runID, CancelledBy: by}
 }
 
 // pollStopped cancels local handlers whose runs another process stopped.
@@ -60,11 +69,11 @@ func (q *Queue) pollStopped(ctx context.Context) error {
 	}
 	defer r.Close()
 	for r.Next() {
-		var ce CancelledError
-		if err := r.Scan(&ce.RunID, &ce.SupersededBy); err != nil {
+		var runID, state, by string
+		if err := r.Scan(&runID, &state, &by); err != nil {
 			return fmt.Errorf("stopped runs: %w", err)
 		}
-		q.active.cancel(ce.RunID, &ce)
+		q.active.cancel(runID, cancelledError(runID, state, by))
 	}
 	return r.Err()
 }

@@ -10,16 +10,25 @@ import (
 // in: the caller completes the checks of queued ones; running ones see their
 // context cancelled with a *CancelledError and complete their own.
 func (q *Queue) Cancel(ctx context.Context, repo string, pr int, pipeline string) ([]Run, error) {
+	return q.CancelBy(ctx, repo, pr, pipeline, "")
+}
+
+// CancelBy is Cancel on behalf of someone: by (such as "@octocat") is
+// recorded with the runs and reaches running handlers as
+// CancelledError.CancelledBy, so their checks can say who cancelled them.
+// An empty pipeline cancels the runs of every pipeline of the pull request.
+func (q *Queue) CancelBy(ctx context.Context, repo string, pr int, pipeline, by string) ([]Run, error) {
 	var stopped []Superseded
 	err := q.eng.inTx(ctx, func(tx txOps) error {
 		var err error
-		stopped, err = q.stopRuns(ctx, tx, repo, pr, pipeline, "", stateCancelled, nowMillis())
+		stopped, err = q.stopRuns(ctx, tx, stopSpec{repo: repo, pr: pr, pipeline: pipeline,
+			state: stateCancelled, by: by}, nowMillis())
 		return err
 	})
 	if err != nil {
 		return nil, unavailable(fmt.Sprintf("cancel %s#%d %s", repo, pr, pipeline), err)
 	}
-	q.signalStopped(stopped)
+	q.signalStopped(stopped, stateCancelled)
 	runs := make([]Run, 0, len(stopped))
 	for _, s := range stopped {
 		runs = append(runs, s.Run)
@@ -27,11 +36,28 @@ func (q *Queue) Cancel(ctx context.Context, repo string, pr int, pipeline string
 	return runs, nil
 }
 
-// stopRuns moves the unfinished runs of (repo, pr, pipeline) whose head is
-// not keepSHA to state (superseded or cancelled) and cancels their jobs, all
-// in tx. An empty keepSHA stops every one.
-func (q *Queue) stopRuns(ctx context.Context, tx txOps, repo string, pr int, pipeline, keepSHA, state string, now int64) ([]Superseded, error) {
-	runs, err := queryRuns(ctx, tx, q.q.unfinishedRuns, repo, pr, pipeline, keepSHA)
+// stopSpec says which unfinished runs stopRuns stops and how: those of
+// (repo, pr, pipeline) whose head is not keepSHA (an empty keepSHA stops
+// every one; an empty pipeline means all pipelines), moved to state
+// (superseded or cancelled) with by recorded: the superseding SHA, or who
+// cancelled.
+type stopSpec struct {
+	repo              string
+	pr                int
+	pipeline, keepSHA string
+	state, by         string
+}
+
+// stopRuns stops the runs spec names and cancels their jobs, all in tx.
+func (q *Queue) stopRuns(ctx context.Context, tx txOps, spec stopSpec, now int64) ([]Superseded, error) {
+	repo, pr, pipeline := spec.repo, spec.pr, spec.pipeline
+	var runs []Run
+	var err error
+	if pipeline == "" {
+		runs, err = queryRuns(ctx, tx, q.q.unfinishedRunsOfPR, repo, pr, spec.keepSHA)
+	} else {
+		runs, err = queryRuns(ctx, tx, q.q.unfinishedRuns, repo, pr, pipeline, spec.keepSHA)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("unfinished runs of %s#%d %s: %w", repo, pr, pipeline, err)
 	}
@@ -39,13 +65,13 @@ func (q *Queue) stopRuns(ctx context.Context, tx txOps, repo string, pr int, pip
 	for _, r := range runs {
 		// Our row first, so the worker that may be starting this job right
 		// now finds it stopped and never calls the handler.
-		if _, err := tx.exec(ctx, q.q.stopRun, state, keepSHA, now, r.ID); err != nil {
+		if _, err := tx.exec(ctx, q.q.stopRun, spec.state, spec.by, now, r.ID); err != nil {
 			return nil, fmt.Errorf("stop run %s: %w", r.ID, err)
 		}
 		if err := tx.cancelJob(ctx, r.JobID); err != nil {
 			return nil, fmt.Errorf("cancel job %d of run %s: %w", r.JobID, r.ID, err)
 		}
-		out = append(out, Superseded{Run: r, By: keepSHA})
+		out = append(out, Superseded{Run: r, By: spec.by})
 	}
 	return out, nil
 }

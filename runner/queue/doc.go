@@ -8,6 +8,14 @@
 // transaction commits may the webhook answer 202; any database failure comes
 // back as ErrUnavailable, which the webhook turns into 503 so GitHub retries.
 //
+// Events. The webhook's sink may instead record the delivery with one event
+// job (EnqueueEvent, same transaction, same dedupe): a worker on a queue of
+// its own (so events are decided while every run worker is busy) resolves
+// trust, configuration and pipelines, which need GitHub calls and a fetch,
+// and enqueues the runs with EnqueueRuns. Event jobs are retried with
+// River's backoff; run jobs are not (see below). StartHandlers takes a
+// handler for each kind.
+//
 // Identity. A run is one (repository, pull request, head SHA, pipeline). River
 // enforces it: RunArgs marks those four fields `river:"unique"` and makes them
 // unique while a job is pending, scheduled, available, running or retryable,

@@ -32,7 +32,7 @@ type engine interface {
 // txOps is one open transaction: our SQL and River's transactional calls.
 type txOps interface {
 	sqlExec
-	insertJob(ctx context.Context, args RunArgs) (*rivertype.JobInsertResult, error)
+	insertJob(ctx context.Context, args river.JobArgs) (*rivertype.JobInsertResult, error)
 	cancelJob(ctx context.Context, id int64) error
 }
 
@@ -133,7 +133,7 @@ type riverTx[TTx any] struct {
 	tx TTx
 }
 
-func (t *riverTx[TTx]) insertJob(ctx context.Context, args RunArgs) (*rivertype.JobInsertResult, error) {
+func (t *riverTx[TTx]) insertJob(ctx context.Context, args river.JobArgs) (*rivertype.JobInsertResult, error) {
 	return t.e.client.InsertTx(ctx, t.tx, args, nil)
 }
 

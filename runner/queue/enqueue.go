@@ -85,35 +85,55 @@ func (q *Queue) EnqueueDelivery(ctx context.Context, d Delivery, jobs []RunArgs)
 			return EnqueueResult{}, fmt.Errorf("enqueue delivery %s: %w", d.ID, err)
 		}
 	}
-	select {
-	case q.enqueueGate <- struct{}{}:
-	case <-ctx.Done():
-		return EnqueueResult{}, unavailable("enqueue delivery "+d.ID, ctx.Err())
+	release, err := q.takeGate(ctx, "enqueue delivery "+d.ID)
+	if err != nil {
+		return EnqueueResult{}, err
 	}
-	defer func() { <-q.enqueueGate }()
+	defer release()
 	var res EnqueueResult
-	err := q.eng.inTx(ctx, func(tx txOps) error {
+	err = q.eng.inTx(ctx, func(tx txOps) error {
 		res = EnqueueResult{}
 		return q.enqueueTx(ctx, tx, d, jobs, &res)
 	})
 	if err != nil {
 		return EnqueueResult{}, unavailable("enqueue delivery "+d.ID, err)
 	}
-	q.signalStopped(res.Superseded)
+	q.signalStopped(res.Superseded, stateSuperseded)
 	return res, nil
 }
 
 func (q *Queue) enqueueTx(ctx context.Context, tx txOps, d Delivery, jobs []RunArgs, res *EnqueueResult) error {
+	fresh, err := q.recordDelivery(ctx, tx, d)
+	if err != nil || !fresh {
+		res.Duplicate = !fresh
+		return err
+	}
+	return q.enqueueRunsTx(ctx, tx, nil, jobs, res)
+}
+
+// recordDelivery records a delivery id and its heads; fresh is false for
+// an id seen before, and then nothing was written.
+func (q *Queue) recordDelivery(ctx context.Context, tx txOps, d Delivery) (fresh bool, err error) {
 	now := nowMillis()
 	n, err := tx.exec(ctx, q.q.insertDelivery, d.ID, d.Event, now)
 	if err != nil {
-		return fmt.Errorf("record delivery: %w", err)
+		return false, fmt.Errorf("record delivery: %w", err)
 	}
 	if n == 0 {
-		res.Duplicate = true
-		return nil
+		return false, nil
 	}
 	for _, h := range d.Heads {
+		if err := q.recordHead(ctx, tx, h.Repo, h.HeadSHA, h.PR, now); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// enqueueRunsTx records heads and enqueues jobs in tx.
+func (q *Queue) enqueueRunsTx(ctx context.Context, tx txOps, heads []PRHead, jobs []RunArgs, res *EnqueueResult) error {
+	now := nowMillis()
+	for _, h := range heads {
 		if err := q.recordHead(ctx, tx, h.Repo, h.HeadSHA, h.PR, now); err != nil {
 			return err
 		}
@@ -146,7 +166,8 @@ func (q *Queue) enqueueJob(ctx context.Context, tx txOps, args RunArgs, now int6
 		return Enqueued{RunID: runID, JobID: ins.Job.ID, Duplicate: true}, nil, err
 	}
 	// Supersede before recording the new run so it cannot match itself.
-	sup, err := q.stopRuns(ctx, tx, args.Repo, args.PR, args.Pipeline, args.HeadSHA, stateSuperseded, now)
+	sup, err := q.stopRuns(ctx, tx, stopSpec{repo: args.Repo, pr: args.PR, pipeline: args.Pipeline,
+		keepSHA: args.HeadSHA, state: stateSuperseded, by: args.HeadSHA}, now)
 	if err != nil {
 		return Enqueued{}, nil, err
 	}

@@ -13,15 +13,30 @@ import (
 // (cause *CancelledError) or when Stop gives up waiting (cause ErrStopping).
 // Cancelling ctx is a hard stop; call Stop for a graceful one.
 func (q *Queue) Start(ctx context.Context, handler func(ctx context.Context, job RunJob) error) error {
-	if handler == nil {
-		return errors.New("start queue: nil handler")
+	return q.StartHandlers(ctx, Handlers{Run: handler})
+}
+
+// Handlers are what Start hands jobs to, one function per job kind.
+type Handlers struct {
+	// Run works one pipeline run (required); see Start for its context.
+	Run func(ctx context.Context, job RunJob) error
+	// Event decides one accepted delivery (EnqueueEvent). An error is
+	// retried with backoff, up to five attempts; its context ends when
+	// the queue stops or the attempt takes over ten minutes.
+	Event func(ctx context.Context, job EventJob) error
+}
+
+// StartHandlers is Start with a handler for event jobs as well as runs.
+func (q *Queue) StartHandlers(ctx context.Context, h Handlers) error {
+	if h.Run == nil {
+		return errors.New("start queue: nil run handler")
 	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.started {
 		return errors.New("start queue: already started")
 	}
-	q.handler = handler
+	q.handlers = h
 	if err := q.reclaimAtStart(ctx); err != nil {
 		return unavailable("start queue", err)
 	}

@@ -21,10 +21,11 @@ const (
 	queueName = "kilroy"
 	// retention is how long deliveries (for dedupe), finished runs and
 	// SHA→PR mappings are kept: GitHub redelivers for far less than that.
-	retention         = 30 * 24 * time.Hour
-	pruneEvery        = time.Hour
-	defaultWorkers    = 2
-	defaultStaleAfter = time.Minute
+	retention           = 30 * 24 * time.Hour
+	pruneEvery          = time.Hour
+	defaultWorkers      = 2
+	defaultEventWorkers = 4
+	defaultStaleAfter   = time.Minute
 	// hardStopWait bounds how long Stop waits for handlers after cancelling
 	// their contexts.
 	hardStopWait = 30 * time.Second
@@ -39,7 +40,10 @@ type Options struct {
 	DatabaseURL string
 	// Workers is the number of runs this process works at once (default 2).
 	Workers int
-	Logger  *slog.Logger
+	// EventWorkers is the number of events this process decides at once
+	// (default 4), beside the run workers.
+	EventWorkers int
+	Logger       *slog.Logger
 	// StaleAfter is how long a run's process may miss its heartbeat before
 	// another process takes the run back as interrupted (default 1m). The
 	// heartbeat runs four times per StaleAfter.
@@ -49,6 +53,9 @@ type Options struct {
 func (o Options) withDefaults() Options {
 	if o.Workers <= 0 {
 		o.Workers = defaultWorkers
+	}
+	if o.EventWorkers <= 0 {
+		o.EventWorkers = defaultEventWorkers
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -68,8 +75,8 @@ type Queue struct {
 	owner      string // this process's id in runs.owner
 	staleAfter time.Duration
 
-	// handler is set by Start before River starts working jobs.
-	handler func(ctx context.Context, job RunJob) error
+	// handlers are set by Start before River starts working jobs.
+	handlers Handlers
 	// enqueueGate makes concurrent EnqueueDelivery calls take turns in
 	// arrival order. The database serialises them anyway (SQLite has one
 	// connection), but database/sql hands a freed connection to an arbitrary
@@ -100,9 +107,13 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 	}
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &runWorker{q: q})
+	river.AddWorker(workers, &eventWorker{q: q})
 	cfg := &river.Config{
-		Logger:  opts.Logger.With("component", "river"),
-		Queues:  map[string]river.QueueConfig{queueName: {MaxWorkers: opts.Workers}},
+		Logger: opts.Logger.With("component", "river"),
+		Queues: map[string]river.QueueConfig{
+			queueName:      {MaxWorkers: opts.Workers},
+			eventQueueName: {MaxWorkers: opts.EventWorkers},
+		},
 		Workers: workers,
 		// A run enforces its own limits (run_timeout); River's timeout and
 		// the time-based rescue it drives stay off (see the package comment).

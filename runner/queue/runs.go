@@ -139,3 +139,17 @@ func (q *Queue) prune(ctx context.Context, before time.Time) error {
 	}
 	return nil
 }
+
+// RunByID returns a run's row; a finished run (done, failed, cancelled,
+// superseded) may still have a River job in state running for a moment,
+// which new jobs of the same identity coalesce into.
+func (q *Queue) RunByID(ctx context.Context, runID string) (Run, error) {
+	run, err := q.getRun(ctx, runID)
+	if err != nil && !errors.Is(err, errNoRun) {
+		return Run{}, unavailable("run "+runID, err)
+	}
+	return run, err
+}
+
+// Unfinished reports whether the run is queued or running.
+func (r Run) Unfinished() bool { return r.State == stateQueued || r.State == stateRunning }

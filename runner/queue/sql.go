@@ -35,7 +35,7 @@ func schema() []string {
 	pipeline TEXT NOT NULL,
 	state TEXT NOT NULL,
 	job_id BIGINT NOT NULL,
-	superseded_by TEXT NOT NULL DEFAULT '',
+	superseded_by TEXT NOT NULL DEFAULT '', -- superseding SHA, or who cancelled
 	owner TEXT NOT NULL DEFAULT '',
 	heartbeat_at BIGINT NOT NULL DEFAULT 0,
 	resumes INTEGER NOT NULL DEFAULT 0,
@@ -63,25 +63,26 @@ const runColumns = `run_id, repo, pr, head_sha, pipeline, state, job_id, superse
 // queries holds every statement, written once with ? placeholders and
 // rebound for the dialect when the queue opens.
 type queries struct {
-	insertDelivery    string
-	pruneDeliveries   string
-	pruneRuns         string
-	pruneHeads        string
-	upsertHead        string
-	lookupHead        string
-	insertRun         string
-	unfinishedRuns    string
-	stopRun           string
-	claimRun          string
-	getRun            string
-	finishRun         string
-	requeueRun        string
-	heartbeat         string
-	interrupted       string
-	reclaimRun        string
-	requeueJob        string
-	stoppedHeld       string
-	requeueOrphanJobs string
+	insertDelivery     string
+	pruneDeliveries    string
+	pruneRuns          string
+	pruneHeads         string
+	upsertHead         string
+	lookupHead         string
+	insertRun          string
+	unfinishedRuns     string
+	unfinishedRunsOfPR string
+	stopRun            string
+	claimRun           string
+	getRun             string
+	finishRun          string
+	requeueRun         string
+	heartbeat          string
+	interrupted        string
+	reclaimRun         string
+	requeueJob         string
+	stoppedHeld        string
+	requeueOrphanJobs  string
 }
 
 func newQueries(d dialect) queries {
@@ -101,6 +102,9 @@ func newQueries(d dialect) queries {
 		unfinishedRuns: d.rebind(`SELECT ` + runColumns + ` FROM runs
 			WHERE repo = ? AND pr = ? AND pipeline = ? AND head_sha <> ? AND state IN ('queued', 'running')
 			ORDER BY created_at`),
+		unfinishedRunsOfPR: d.rebind(`SELECT ` + runColumns + ` FROM runs
+			WHERE repo = ? AND pr = ? AND head_sha <> ? AND state IN ('queued', 'running')
+			ORDER BY created_at`),
 		stopRun: d.rebind(`UPDATE runs SET state = ?, superseded_by = ?, updated_at = ?
 			WHERE run_id = ? AND state IN ('queued', 'running')`),
 		claimRun: d.rebind(`UPDATE runs SET state = 'running', owner = ?, heartbeat_at = ?, updated_at = ?
@@ -111,7 +115,7 @@ func newQueries(d dialect) queries {
 			owner = '', updated_at = ? WHERE run_id = ? AND owner = ?`),
 		requeueRun: d.rebind(`UPDATE runs SET state = CASE WHEN state = 'running' THEN 'queued' ELSE state END,
 			owner = '', resumes = resumes + 1, updated_at = ? WHERE run_id = ? AND owner = ?`),
-		stoppedHeld: d.rebind(`SELECT run_id, superseded_by FROM runs
+		stoppedHeld: d.rebind(`SELECT run_id, state, superseded_by FROM runs
 			WHERE owner = ? AND state IN ('superseded', 'cancelled')`),
 		heartbeat: d.rebind(`UPDATE runs SET heartbeat_at = ? WHERE owner = ?`),
 		interrupted: d.rebind(`SELECT ` + runColumns + ` FROM runs
@@ -127,7 +131,7 @@ func newQueries(d dialect) queries {
 		// still running then belongs to a process that died between River
 		// fetching it and our claim or between our release and River's
 		// completion. The worker sorts it out from the run's state.
-		requeueOrphanJobs: `UPDATE river_job SET state = 'available' WHERE state = 'running' AND kind = 'kilroy.run'`,
+		requeueOrphanJobs: `UPDATE river_job SET state = 'available' WHERE state = 'running' AND kind IN ('kilroy.run', 'kilroy.event')`,
 	}
 }
 

@@ -24,11 +24,16 @@ type CancelledError struct {
 	// SupersededBy is the head SHA that superseded the run; empty when it
 	// was cancelled on request.
 	SupersededBy string
+	// CancelledBy is who cancelled the run (CancelBy's by), when known.
+	CancelledBy string
 }
 
 func (e *CancelledError) Error() string {
-	if e.SupersededBy != "" {
+	switch {
+	case e.SupersededBy != "":
 		return "superseded by " + e.SupersededBy
+	case e.CancelledBy != "":
+		return "cancelled by " + e.CancelledBy
 	}
 	return "cancelled"
 }
@@ -78,7 +83,7 @@ func (q *Queue) work(riverCtx context.Context, job *river.Job[RunArgs]) error {
 	if !claimed {
 		return unclaimedResult(run)
 	}
-	herr := callHandler(ctx, q.handler, RunJob{RunArgs: job.Args, JobID: job.ID, Resumes: run.Resumes})
+	herr := callHandler(ctx, q.handlers.Run, RunJob{RunArgs: job.Args, JobID: job.ID, Resumes: run.Resumes})
 	return q.finish(riverCtx, ctx, runID, herr)
 }
 
@@ -112,11 +117,10 @@ func (q *Queue) cancelCause(riverCtx context.Context, runID string) error {
 	if errors.Is(cause, river.ErrJobCancelledRemotely) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(riverCtx), 10*time.Second)
 		defer cancel()
-		ce := &CancelledError{RunID: runID}
 		if run, err := q.getRun(ctx, runID); err == nil {
-			ce.SupersededBy = run.SupersededBy
+			return cancelledError(runID, run.State, run.SupersededBy)
 		}
-		return ce
+		return &CancelledError{RunID: runID}
 	}
 	if q.stopping.Load() {
 		return fmt.Errorf("%w: %w", ErrStopping, cause)

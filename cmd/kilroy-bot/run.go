@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mattn/go-isatty"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/checks"
+	"github.com/kilroy-bot/kilroy-bot/runner"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
+)
+
+// localFlags are the flags `run` and `resume` share.
+type localFlags struct {
+	dataDir string
+	answers answerFlag
+	yes     bool
+	gitPath string
+}
+
+func (f *localFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.dataDir, "data-dir", defaultDataDir(), "directory for run directories (env KILROY_DATA_DIR)")
+	fs.Var(&f.answers, "answer", "answer a human gate: NODE=LABEL (repeatable)")
+	fs.BoolVar(&f.yes, "yes", false, "answer every human gate with its first choice")
+	fs.StringVar(&f.gitPath, "git", "git", "git binary")
+}
+
+// runLocal implements `kilroy-bot run`.
+func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var lf localFlags
+	lf.register(fs)
+	repo := fs.String("repo", ".", "repository to run in (any directory inside it)")
+	graph := fs.String("graph", "", "pipeline name or repository-relative .dot path (default: ci, or the only pipeline)")
+	runDir := fs.String("run-dir", "", "run directory (default: DATA_DIR/runs/RUN_ID)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "kilroy-bot run: unexpected argument %q: pass the pipeline with --graph\n", fs.Arg(0))
+		return 2
+	}
+	o := lf.options(stderr)
+	o.RepoDir, o.Graph, o.RunDir = *repo, *graph, *runDir
+	prep, err := runner.PrepareLocal(ctx, o)
+	if err != nil {
+		return reportSetupError(stderr, err)
+	}
+	// A pipeline with warnings still runs; say what validate would.
+	for _, d := range prep.Warnings {
+		fmt.Fprintln(stderr, d.String())
+	}
+	return execute(ctx, stdout, stderr, prep, o)
+}
+
+// resumeLocal implements `kilroy-bot resume RUN_DIR`.
+func resumeLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("resume", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var lf localFlags
+	lf.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fmt.Fprintln(stderr, "usage: kilroy-bot resume [--answer NODE=LABEL] [--yes] RUN_DIR")
+		return 2
+	}
+	o := lf.options(stderr)
+	prep, err := runner.PrepareResume(ctx, fs.Arg(0), o)
+	if err != nil {
+		return reportSetupError(stderr, err)
+	}
+	return execute(ctx, stdout, stderr, prep, o)
+}
+
+func (f *localFlags) options(stderr io.Writer) runner.LocalOptions {
+	host := sandbox.HostEnv()
+	if v := host["KILROY_DATA_DIR"]; v != "" && f.dataDir == defaultDataDir() {
+		f.dataDir = v
+	}
+	return runner.LocalOptions{
+		DataDir: f.dataDir, GitPath: f.gitPath, Live: stderr,
+		Env:         runner.EnvInputs{Host: host, SecretNames: botSecretNames},
+		Interviewer: f.interviewer(stderr),
+	}
+}
+
+// botSecretNames are the server's own settings that carry secrets; a local
+// run strips them too, in case the shell that runs it has them set.
+var botSecretNames = []string{"KILROY_WEBHOOK_SECRET", "KILROY_WEBHOOK_SECRET_FILE", "KILROY_PRIVATE_KEY_FILE", "KILROY_DATABASE_URL"}
+
+func (f *localFlags) interviewer(stderr io.Writer) attractor.Interviewer {
+	var fallback attractor.Interviewer = noHuman{}
+	if f.yes {
+		fallback = attractor.AutoFirst{}
+	} else if isTerminal(os.Stdin) {
+		fallback = attractor.NewConsole(os.Stdin, stderr)
+	}
+	return runner.Answers{ByNode: f.answers.m, Fallback: fallback}
+}
+
+// execute runs a prepared run with the report recorder listening, then
+// writes report.md and prints it.
+func execute(ctx context.Context, stdout, stderr io.Writer, prep *runner.Prepared, o runner.LocalOptions) int {
+	rec := checks.NewRecorder(prep.Pipeline, checks.RunInfo{Pipeline: prep.Name, RunID: prep.RunID, HeadSHA: prep.BaseSHA})
+	o.Listener = rec
+	res, err := prep.Execute(ctx, o)
+	if err != nil {
+		fmt.Fprintf(stderr, "kilroy-bot: %v\n", err)
+		return 1
+	}
+	report := checks.LocalReport(rec.View(), checks.RenderOptions{
+		OutputTail: nodeOutputTail,
+	})
+	if werr := os.WriteFile(prep.Dir.Report(), []byte(report), 0o644); werr != nil {
+		fmt.Fprintf(stderr, "kilroy-bot: write report.md: %v\n", werr)
+	}
+	fmt.Fprint(stdout, report)
+	fmt.Fprintf(stderr, "kilroy: run directory %s, run branch %s\n", prep.Dir, prep.Branch)
+	if res.Status != attractor.StatusSuccess {
+		return 1
+	}
+	return 0
+}
+
+func reportSetupError(stderr io.Writer, err error) int {
+	var inv *runner.InvalidPipelineError
+	if errors.As(err, &inv) {
+		for _, d := range inv.Diagnostics {
+			fmt.Fprintln(stderr, d.String())
+		}
+	}
+	fmt.Fprintf(stderr, "kilroy-bot: %v\n", err)
+	if errors.Is(err, runner.ErrUsage) {
+		return 2
+	}
+	return 1
+}
+
+func defaultDataDir() string {
+	if d, err := os.UserCacheDir(); err == nil {
+		return filepath.Join(d, "kilroy-bot")
+	}
+	return "kilroy-data"
+}
+
+// answerFlag collects --answer NODE=LABEL.
+type answerFlag struct{ m map[string]string }
+
+func (a *answerFlag) String() string { return "" }
+
+func (a *answerFlag) Set(s string) error {
+	node, label, ok := strings.Cut(s, "=")
+	if !ok || node == "" || label == "" {
+		return fmt.Errorf("want NODE=LABEL, got %q", s)
+	}
+	if a.m == nil {
+		a.m = map[string]string{}
+	}
+	a.m[node] = label
+	return nil
+}
+
+// noHuman refuses wait.human nodes in unattended runs, saying how to
+// answer them.
+type noHuman struct{}
+
+func (noHuman) Ask(_ context.Context, q attractor.Question) (attractor.Answer, error) {
+	return attractor.Answer{}, fmt.Errorf("node %s waits for a human and no terminal is attached: pass --answer %s=LABEL or --yes", q.Node, q.Node)
+}
+
+// isTerminal asks the terminal driver, not the file mode: /dev/null, the
+// stdin of an unattended run (cron, CI, `< /dev/null`), is a character
+// device too, and taking it for a terminal would skip every gate on EOF
+// instead of saying how to answer it.
+func isTerminal(f *os.File) bool {
+	return isatty.IsTerminal(f.Fd())
+}
+
+// nodeOutputTail reads the end of a node's logs for the report.
+func nodeOutputTail(_, dir string) string {
+	var b strings.Builder
+	for _, name := range []string{"stdout.log", "stderr.log"} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil || len(data) == 0 {
+			continue
+		}
+		if len(data) > 4096 {
+			data = data[len(data)-4096:]
+		}
+		b.Write(data)
+	}
+	return b.String()
+}

@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/kilroy-bot/kilroy-bot/checks"
+	"github.com/kilroy-bot/kilroy-bot/ghapp"
+	"github.com/kilroy-bot/kilroy-bot/metrics"
+	"github.com/kilroy-bot/kilroy-bot/runner/queue"
+	"github.com/kilroy-bot/kilroy-bot/runpage"
+	"github.com/kilroy-bot/kilroy-bot/webhook"
+)
+
+const serveUsage = `usage: kilroy-bot serve [flags]
+
+Runs the GitHub App server: POST /webhooks/github, GET /healthz, /readyz,
+/metrics and /runs/{id}. Every setting is a flag or an environment
+variable; a flag wins over its variable.
+
+  --listen ADDR                KILROY_LISTEN                default :8080
+  --data-dir DIR               KILROY_DATA_DIR              default ./kilroy-data
+  --database-url URL           KILROY_DATABASE_URL          default: SQLite in the data dir
+  --github-url URL             KILROY_GITHUB_URL            default https://api.github.com/
+  --app-id ID                  KILROY_APP_ID                required
+  --private-key-file FILE      KILROY_PRIVATE_KEY_FILE      required (PEM)
+  --webhook-secret-file FILE   KILROY_WEBHOOK_SECRET_FILE   required, or the value in KILROY_WEBHOOK_SECRET
+  --config FILE                KILROY_CONFIG                optional server policy YAML
+  --public-url URL             KILROY_PUBLIC_URL            base of details_url links
+  --workers N                  KILROY_WORKERS               default 2
+
+Exit status: 0 after a graceful shutdown (SIGINT, SIGTERM), 1 when the
+server fails, 2 when a setting is missing or wrong.
+`
+
+// runServe implements `kilroy-bot serve`: read the settings, wire the
+// server, serve until ctx ends, shut down gracefully.
+func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
+	cfg, err := loadServeConfig(args, getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		fmt.Fprint(stdout, serveUsage)
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "kilroy-bot serve: %s\n\nrun kilroy-bot serve -h for the settings\n", strings.ReplaceAll(err.Error(), "\n", "\nkilroy-bot serve: "))
+		return 2
+	}
+	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+	ctx = withLogger(ctx, logger)
+	deps, err := wireServe(ctx, cfg, productionWiring())
+	if err != nil {
+		logger.ErrorContext(ctx, "serve: cannot start", "err", err)
+		return 1
+	}
+	srv, err := buildServer(ctx, cfg, deps)
+	if err != nil {
+		logger.ErrorContext(ctx, "serve: cannot start", "err", err)
+		if serr := deps.Shutdown(context.WithoutCancel(ctx)); serr != nil {
+			logger.ErrorContext(ctx, "serve: shutdown", "err", serr)
+		}
+		return 1
+	}
+	logger.InfoContext(ctx, "serve: starting", "config", cfg, "addr", srv.Addr().String())
+	if err := srv.run(ctx); err != nil {
+		logger.ErrorContext(ctx, "serve: stopped with an error", "err", err)
+		return 1
+	}
+	logger.InfoContext(ctx, "serve: stopped")
+	return 0
+}
+
+// appWiring is where the run side plugs into serve. serve builds the
+// queue, the GitHub App, the metrics and the HTTP server; the run side,
+// built once over them, turns deliveries into queued jobs and queued jobs
+// into runs. serve refuses to start without it, saying what is missing.
+type appWiring struct {
+	// RunSide builds the run side (runner.NewServer over w.Queue and
+	// w.App, the checks publisher, the agents of w.Config.Policy.Agents).
+	RunSide func(ctx context.Context, w wired) (runSide, error)
+	// QueueDepth counts queued and running runs for kilroy_queue_depth;
+	// nil leaves the series out.
+	QueueDepth func(ctx context.Context, q *queue.Queue) (int, error)
+}
+
+// runSide is what the run side hands serve.
+type runSide struct {
+	// Sink is the webhook's durable Sink: it enqueues a delivery's Event
+	// (webhook.Sink's contract; runner.Server.Accept does the enqueueing).
+	Sink webhook.Sink
+	// Start starts working queued jobs (queue.StartHandlers). Each run adds
+	// w.Metrics.Listener() to its listeners and uses w.RunURL as the
+	// details_url of its checks. The returned stop is the shutdown hook: it
+	// is called after the HTTP server has drained and must leave every
+	// check run completed (queue.Stop, then the checks of what it
+	// cancelled). serve closes the queue after it.
+	Start func(ctx context.Context) (stop func(context.Context) error, err error)
+	// CommitURL links a checkpoint commit on a run's page, such as the
+	// repository's web URL + "/commit/" + sha (queue.RunByID knows the
+	// run's repository); nil shows bare SHAs.
+	CommitURL func(runID, sha string) string
+}
+
+// productionWiring is the wiring `kilroy-bot serve` runs with: the run
+// side is plugged in here.
+func productionWiring() appWiring {
+	return appWiring{}
+}
+
+// wired is what serve has built for the run side.
+type wired struct {
+	Config   serveConfig
+	Queue    *queue.Queue
+	App      *ghapp.App
+	Metrics  *metrics.Metrics
+	Redactor *checks.Redactor
+	Logger   *slog.Logger
+	// RunURL is the page of a run, for details_url; "" without a public URL.
+	RunURL func(runID string) string
+}
+
+// serveDeps are what buildServer mounts and calls.
+type serveDeps struct {
+	Logger   *slog.Logger
+	Webhook  http.Handler // POST /webhooks/github
+	Pages    *runpage.Pages
+	Gatherer prometheus.Gatherer
+	// Ready are checked by /readyz besides the data dir.
+	Ready []readyCheck
+	// Shutdown runs after the HTTP server has drained: the run workers
+	// finish or hand back their runs and complete their checks.
+	Shutdown func(ctx context.Context) error
+	Redactor *checks.Redactor
+}
+
+// readyCheck is one condition of /readyz.
+type readyCheck struct {
+	Name  string
+	Check func(ctx context.Context) error
+}
+
+// wireServe builds everything serve runs: the data dir, the queue, the
+// metrics registry, the GitHub App, the run side, the webhook over its
+// sink, the run pages, and it starts the workers. On error it releases
+// what it opened.
+func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps serveDeps, err error) {
+	logger := loggerFrom(ctx)
+	if wiring.RunSide == nil {
+		return deps, errors.New("serve is not wired: no run side turns deliveries into queued runs and runs them")
+	}
+	runsDir := filepath.Join(cfg.DataDir, "runs")
+	if err := os.MkdirAll(runsDir, 0o755); err != nil {
+		return deps, fmt.Errorf("create data dir: %w", err)
+	}
+	w := wired{Config: cfg, Logger: logger, RunURL: runURL(cfg.PublicURL)}
+	w.Redactor = checks.NewRedactor(string(cfg.WebhookSecret), string(cfg.PrivateKey))
+
+	w.Queue, err = queue.Open(ctx, queue.Options{
+		DataDir: cfg.DataDir, DatabaseURL: string(cfg.DatabaseURL), Workers: cfg.Workers, Logger: logger,
+	})
+	if err != nil {
+		return deps, err
+	}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, w.Queue.Close())
+		}
+	}()
+
+	reg, err := newRegistry(&w, wiring)
+	if err != nil {
+		return deps, err
+	}
+
+	w.App, err = ghapp.NewApp(ghapp.Options{
+		AppID: cfg.AppID, PrivateKeyPEM: cfg.PrivateKey, BaseURL: cfg.GitHubURL, Logger: logger,
+		HTTPClient: &http.Client{Transport: w.Metrics.RoundTripper(http.DefaultTransport)},
+	})
+	if err != nil {
+		return deps, err
+	}
+
+	rs, err := wiring.RunSide(ctx, w)
+	switch {
+	case err != nil:
+		return deps, fmt.Errorf("run side: %w", err)
+	case rs.Sink == nil:
+		return deps, errors.New("serve is not wired: the run side has no webhook sink")
+	case rs.Start == nil:
+		return deps, errors.New("serve is not wired: the run side has no workers")
+	}
+	hook, err := webhook.New(webhook.Config{
+		Secrets: [][]byte{cfg.WebhookSecret}, AppID: cfg.AppID, AppSlug: cfg.Policy.AppSlug, Logger: logger,
+	}, rs.Sink)
+	if err != nil {
+		return deps, err
+	}
+	pages, err := runpage.New(runpage.Options{RunsDir: runsDir, Redactor: w.Redactor, CommitURL: rs.CommitURL})
+	if err != nil {
+		return deps, err
+	}
+
+	stop, err := rs.Start(ctx)
+	if err != nil {
+		return deps, fmt.Errorf("start run workers: %w", err)
+	}
+	return serveDeps{
+		Logger:   logger,
+		Webhook:  w.Metrics.Deliveries(hook),
+		Pages:    pages,
+		Gatherer: reg,
+		Ready:    []readyCheck{{Name: "queue", Check: queueReady(w.Queue)}},
+		Shutdown: func(ctx context.Context) error {
+			return errors.Join(stop(ctx), w.Queue.Close())
+		},
+		Redactor: w.Redactor,
+	}, nil
+}
+
+// newRegistry makes this server's Prometheus registry, never the global
+// one, and w.Metrics on it.
+func newRegistry(w *wired, wiring appWiring) (*prometheus.Registry, error) {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	var depth func(context.Context) (int, error)
+	if wiring.QueueDepth != nil {
+		q := w.Queue
+		depth = func(ctx context.Context) (int, error) { return wiring.QueueDepth(ctx, q) }
+	}
+	m, err := metrics.New(reg, metrics.Options{QueueDepth: depth})
+	if err != nil {
+		return nil, err
+	}
+	w.Metrics = m
+	return reg, nil
+}
+
+// queueReady asks the queue a cheap indexed question. The queue has no
+// ping of its own; a lookup that finds nothing costs one index probe and
+// fails with queue.ErrUnavailable when the database does not answer.
+func queueReady(q *queue.Queue) func(context.Context) error {
+	return func(ctx context.Context) error {
+		_, _, err := q.LookupPRBySHA(ctx, "", "")
+		return err
+	}
+}
+
+// runURL returns the function that links a run's page.
+func runURL(publicURL string) func(string) string {
+	return func(id string) string {
+		if publicURL == "" {
+			return ""
+		}
+		return publicURL + "/runs/" + id
+	}
+}
+
+// loggerKey carries the logger in a context.
+type loggerKey struct{}
+
+func withLogger(ctx context.Context, l *slog.Logger) context.Context {
+	return context.WithValue(ctx, loggerKey{}, l)
+}
+
+// loggerFrom returns the context's logger, or one that discards.
+func loggerFrom(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(loggerKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.New(slog.DiscardHandler)
+}

@@ -1,0 +1,252 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/pem"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// serveFiles are the files a serve configuration points at.
+type serveFiles struct {
+	key, ecKey, notPEM, secret, emptySecret, policy, badPolicy string
+}
+
+func writeServeFiles(t *testing.T) serveFiles {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	rk, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ek, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ekDER, err := x509.MarshalPKCS8PrivateKey(ek)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serveFiles{
+		key:         write("app.pem", pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(rk)})),
+		ecKey:       write("ec.pem", pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: ekDER})),
+		notPEM:      write("key.txt", []byte("not a key\n")),
+		secret:      write("secret", []byte("file-secret-value\n")),
+		emptySecret: write("empty", []byte("\n")),
+		policy:      write("policy.yml", []byte("app_slug: my-kilroy\nmax_annotations: 200\nagents:\n  default: claude\n  backends:\n    claude: {kind: cli, cli: claude}\n")),
+		badPolicy:   write("bad.yml", []byte("app_slug: x\nmax_annotation: 5\n")),
+	}
+}
+
+// envOf is a getenv over a map.
+func envOf(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func TestLoadServeConfigErrors(t *testing.T) {
+	f := writeServeFiles(t)
+	base := map[string]string{
+		"KILROY_APP_ID":           "42",
+		"KILROY_PRIVATE_KEY_FILE": f.key,
+		"KILROY_WEBHOOK_SECRET":   "value-secret-1234",
+	}
+	with := func(kv ...string) map[string]string {
+		m := map[string]string{}
+		for k, v := range base {
+			m[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return m
+	}
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want []string // substrings of the error
+	}{
+		{"no app id", nil, with("KILROY_APP_ID", ""), []string{"--app-id / KILROY_APP_ID: required"}},
+		{"app id not a number", nil, with("KILROY_APP_ID", "forty-two"), []string{"--app-id / KILROY_APP_ID", `"forty-two" is not a positive number`}},
+		{"app id flag not a number", []string{"--app-id", "-3"}, base, []string{"--app-id / KILROY_APP_ID", `"-3"`}},
+		{"no key", nil, with("KILROY_PRIVATE_KEY_FILE", ""), []string{"--private-key-file / KILROY_PRIVATE_KEY_FILE: required"}},
+		{"unreadable key", nil, with("KILROY_PRIVATE_KEY_FILE", filepath.Join(t.TempDir(), "missing.pem")), []string{"--private-key-file / KILROY_PRIVATE_KEY_FILE", "cannot read", "no such file"}},
+		{"key not PEM", nil, with("KILROY_PRIVATE_KEY_FILE", f.notPEM), []string{"--private-key-file / KILROY_PRIVATE_KEY_FILE", "not a PEM file"}},
+		{"key not RSA", nil, with("KILROY_PRIVATE_KEY_FILE", f.ecKey), []string{"--private-key-file / KILROY_PRIVATE_KEY_FILE", "RSA"}},
+		{"no secret", nil, with("KILROY_WEBHOOK_SECRET", ""), []string{"--webhook-secret-file / KILROY_WEBHOOK_SECRET_FILE / KILROY_WEBHOOK_SECRET: required"}},
+		{"secret file empty", nil, with("KILROY_WEBHOOK_SECRET", "", "KILROY_WEBHOOK_SECRET_FILE", f.emptySecret), []string{"--webhook-secret-file / KILROY_WEBHOOK_SECRET_FILE", "is empty"}},
+		{"secret file missing", []string{"--webhook-secret-file", filepath.Join(t.TempDir(), "nope")}, base, []string{"--webhook-secret-file / KILROY_WEBHOOK_SECRET_FILE", "cannot read"}},
+		{"two secrets", nil, with("KILROY_WEBHOOK_SECRET_FILE", f.secret), []string{"KILROY_WEBHOOK_SECRET_FILE / KILROY_WEBHOOK_SECRET: both are set"}},
+		{"bad github url", nil, with("KILROY_GITHUB_URL", "api.github.com"), []string{"--github-url / KILROY_GITHUB_URL", "not an absolute http(s) URL"}},
+		{"github url with credentials", []string{"--github-url", "https://u:p@ghe.example.com/api/v3/"}, base, []string{"--github-url / KILROY_GITHUB_URL", "credentials"}},
+		{"bad public url", nil, with("KILROY_PUBLIC_URL", "ftp://x"), []string{"--public-url / KILROY_PUBLIC_URL"}},
+		{"workers not numeric", nil, with("KILROY_WORKERS", "two"), []string{"--workers / KILROY_WORKERS", `"two" is not a positive number`}},
+		{"workers zero", []string{"--workers=0"}, base, []string{"--workers / KILROY_WORKERS"}},
+		{"bad listen", []string{"--listen", "8080"}, base, []string{"--listen / KILROY_LISTEN"}},
+		{"bad database url", nil, with("KILROY_DATABASE_URL", "mysql://root:hunter2@db/x"), []string{"--database-url / KILROY_DATABASE_URL", "postgres://"}},
+		{"policy unreadable", []string{"--config", filepath.Join(t.TempDir(), "nope.yml")}, base, []string{"--config / KILROY_CONFIG", "cannot read"}},
+		{"policy unknown key", nil, with("KILROY_CONFIG", f.badPolicy), []string{"--config / KILROY_CONFIG", "line 2", "max_annotation"}},
+		{"several at once", nil, map[string]string{}, []string{"--app-id", "--private-key-file", "KILROY_WEBHOOK_SECRET"}},
+		{"unknown flag", []string{"--verbose"}, base, []string{"flag provided but not defined"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := loadServeConfig(tt.args, envOf(tt.env))
+			if err == nil {
+				t.Fatalf("loadServeConfig: no error, want one naming %q", tt.want)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+			for _, leak := range []string{"value-secret-1234", "hunter2"} {
+				if strings.Contains(err.Error(), leak) {
+					t.Errorf("error %q leaks %q", err, leak)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadServeConfig(t *testing.T) {
+	f := writeServeFiles(t)
+	env := map[string]string{
+		"KILROY_LISTEN":              ":9000",
+		"KILROY_DATA_DIR":            "/env/data",
+		"KILROY_GITHUB_URL":          "https://ghe.example.com/api/v3",
+		"KILROY_APP_ID":              "7",
+		"KILROY_PRIVATE_KEY_FILE":    f.key,
+		"KILROY_WEBHOOK_SECRET_FILE": f.secret,
+		"KILROY_PUBLIC_URL":          "https://kilroy.example.com/",
+		"KILROY_WORKERS":             "3",
+		"KILROY_CONFIG":              f.policy,
+	}
+	t.Run("env", func(t *testing.T) {
+		cfg, err := loadServeConfig(nil, envOf(env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := fmt.Sprintf("%s %s %s %d %s %d %q %s %d", cfg.Listen, cfg.DataDir, cfg.GitHubURL, cfg.AppID,
+			cfg.PublicURL, cfg.Workers, []byte(cfg.WebhookSecret), cfg.Policy.AppSlug, cfg.Policy.MaxAnnotations)
+		want := `:9000 /env/data https://ghe.example.com/api/v3/ 7 https://kilroy.example.com 3 "file-secret-value" my-kilroy 200`
+		if diff := cmp.Diff(got, want); diff != "" {
+			t.Errorf("config (-got +want):\n%s", diff)
+		}
+		if _, ok := cfg.Policy.Agents.Backends["claude"]; !ok {
+			t.Errorf("policy agents = %+v, want the claude backend", cfg.Policy.Agents)
+		}
+	})
+	t.Run("flags beat env", func(t *testing.T) {
+		cfg, err := loadServeConfig([]string{
+			"--listen", "127.0.0.1:0", "--data-dir", "/flag/data", "--app-id", "8", "--workers", "5",
+			"--github-url", "http://127.0.0.1:1234/api/v3/", "--webhook-secret-file", f.secret,
+		}, envOf(env))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := fmt.Sprintf("%s %s %d %d %s", cfg.Listen, cfg.DataDir, cfg.AppID, cfg.Workers, cfg.GitHubURL)
+		want := "127.0.0.1:0 /flag/data 8 5 http://127.0.0.1:1234/api/v3/"
+		if diff := cmp.Diff(got, want); diff != "" {
+			t.Errorf("config (-got +want):\n%s", diff)
+		}
+	})
+	t.Run("defaults", func(t *testing.T) {
+		cfg, err := loadServeConfig(nil, envOf(map[string]string{
+			"KILROY_APP_ID": "1", "KILROY_PRIVATE_KEY_FILE": f.key, "KILROY_WEBHOOK_SECRET": "s3cret-value",
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := fmt.Sprintf("%s %s %s %d %q %q", cfg.Listen, cfg.DataDir, cfg.GitHubURL, cfg.Workers, cfg.PublicURL, cfg.ConfigFile)
+		want := `:8080 ./kilroy-data https://api.github.com/ 2 "" ""`
+		if diff := cmp.Diff(got, want); diff != "" {
+			t.Errorf("config (-got +want):\n%s", diff)
+		}
+	})
+}
+
+// TestServeConfigHidesSecrets prints and logs a config every way a
+// careless line could, and finds no secret.
+func TestServeConfigHidesSecrets(t *testing.T) {
+	f := writeServeFiles(t)
+	cfg, err := loadServeConfig([]string{"--database-url", "postgres://kilroy:dbpass-9876@db/kilroy"}, envOf(map[string]string{
+		"KILROY_APP_ID": "1", "KILROY_PRIVATE_KEY_FILE": f.key, "KILROY_WEBHOOK_SECRET": "value-secret-1234",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logged bytes.Buffer
+	logger := newTestLogger(&logged)
+	logger.Info("start", "config", cfg, "secret", cfg.WebhookSecret, "key", cfg.PrivateKey)
+	out := fmt.Sprintf("%v %+v %#v %s %x %d", cfg, cfg, cfg, cfg.WebhookSecret, cfg.PrivateKey, cfg.DatabaseURL) + logged.String()
+	for _, leak := range []string{"value-secret-1234", "PRIVATE KEY", "dbpass-9876", "76616c7565"} {
+		if strings.Contains(out, leak) {
+			t.Errorf("output leaks %q:\n%s", leak, out)
+		}
+	}
+	if !strings.Contains(logged.String(), `"queue":"postgres"`) {
+		t.Errorf("log line lacks the settings: %s", logged.String())
+	}
+}
+
+func TestRunServeExitCodes(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := runServe(context.Background(), nil, envOf(map[string]string{"KILROY_APP_ID": "1"}), &stdout, &stderr)
+	if code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+	for _, w := range []string{"--private-key-file / KILROY_PRIVATE_KEY_FILE", "KILROY_WEBHOOK_SECRET"} {
+		if !strings.Contains(stderr.String(), w) {
+			t.Errorf("stderr does not name %s:\n%s", w, stderr.String())
+		}
+	}
+	stdout.Reset()
+	if code := runServe(context.Background(), []string{"-h"}, envOf(nil), &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), "KILROY_WEBHOOK_SECRET_FILE") {
+		t.Errorf("serve -h: exit %d, stdout:\n%s", code, stdout.String())
+	}
+}
+
+func TestDecodePolicy(t *testing.T) {
+	tests := []struct {
+		name, yaml, wantErr string
+	}{
+		{"empty", "", ""},
+		{"slug only", "app_slug: kb\n", ""},
+		{"unknown top key", "app_slugg: kb\n", "app_slugg"},
+		{"unknown agent key", "agents:\n  backends:\n    x: {kind: cli, cli: claude, colour: red}\n", "colour"},
+		{"bad backend", "agents:\n  backends:\n    x: {kind: telepathy}\n", "agents.backends.x"},
+		{"too many annotations", "max_annotations: 100000\n", "max_annotations"},
+		{"two documents", "app_slug: a\n---\napp_slug: b\n", "one YAML document"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var p serverPolicy
+			err := decodePolicy([]byte(tt.yaml), &p)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("decodePolicy: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("decodePolicy: %v, want an error containing %q", err, tt.wantErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,54 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor"
+)
+
+// Execute runs the prepared pipeline from its start, or from the
+// checkpoint when resuming, and removes the worktree when the run ends.
+// The error reports a run that could not start; a failed pipeline is a
+// result.
+func (p *Prepared) Execute(ctx context.Context, o LocalOptions) (*attractor.RunResult, error) {
+	defer p.cleanup(ctx)
+	// limits.run_timeout bounds each execution (a resume gets it afresh);
+	// the engine ends the run as canceled when the deadline passes.
+	if d := p.cp.Limits.RunTimeout; d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	progFile, err := os.OpenFile(p.Dir.Progress(), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("open progress.ndjson: %w", err)
+	}
+	defer progFile.Close()
+	prog := NewProgress(progFile, o.Live)
+	if err := prog.RunStarted(p.RunID, p.Name, p.Branch, p.BaseSHA); err != nil {
+		return nil, err
+	}
+	host := &nodeHost{
+		git: p.git, worktree: p.Dir.Worktree(), branch: p.Branch, baseSHA: p.BaseSHA,
+		policy: p.policy, env: o.Env, repoDir: p.RepoDir, runDir: p.Dir, onCheckpoint: p.saveCheckpoint,
+	}
+	cfg := attractor.RunConfig{
+		RunID: p.RunID, Workspace: p.Dir.Worktree(), RunDir: p.Dir.Nodes(), Host: host,
+		Listener: attractor.Listeners{prog, o.Listener}, Agent: o.Agent, Interviewer: o.Interviewer,
+	}
+	if p.resumeFrom == nil {
+		return attractor.Run(ctx, p.Pipeline, cfg)
+	}
+	return attractor.Resume(ctx, p.Pipeline, cfg, p.resumeFrom)
+}
+
+// saveCheckpoint writes checkpoint.json after every checkpoint commit.
+func (p *Prepared) saveCheckpoint(sha string, st *attractor.State) error {
+	p.cp.CommitSHA = sha
+	p.cp.State = st
+	p.cp.UpdatedAt = time.Now().UTC()
+	return p.Dir.writeCheckpoint(&p.cp)
+}

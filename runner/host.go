@@ -1,0 +1,173 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/policy"
+	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
+)
+
+// nodeHost is the engine's Host for one run: processes through the
+// sandbox with the one node environment, checkpoints through gitops.
+type nodeHost struct {
+	git      *gitops.Git
+	worktree string
+	branch   string
+	baseSHA  string
+	policy   *policy.Resolved
+	env      EnvInputs
+	// repoDir and runDir let Fork add worktrees for parallel branches
+	// (branch.go).
+	repoDir string
+	runDir  RunDir
+	// onCheckpoint persists the run state after each commit
+	// (checkpoint.json); an error fails the run.
+	onCheckpoint func(sha string, st *attractor.State) error
+}
+
+// EnvInputs is what every node's environment is built from.
+type EnvInputs struct {
+	Host         map[string]string // the host environment (sandbox.HostEnv)
+	SecretNames  []string          // bot secrets by variable name
+	SecretValues []string          // bot secrets by value
+}
+
+// alwaysExcluded are run-time files the engine may leave in the worktree;
+// they never belong on the run branch whatever the policy says.
+var alwaysExcluded = []string{attractor.StatusFallbackName}
+
+func (h *nodeHost) Exec(ctx context.Context, req attractor.ExecRequest) (attractor.ExecResult, error) {
+	env := sandbox.NodeEnv(sandbox.EnvSpec{
+		Host:         h.env.Host,
+		Policy:       h.policy.Env,
+		Stage:        req.StageEnv,
+		SecretNames:  h.env.SecretNames,
+		SecretValues: h.env.SecretValues,
+	})
+	stdout, err := sandbox.NewCappedFile(req.StdoutPath, capOr(req.MaxLogBytes))
+	if err != nil {
+		return attractor.ExecResult{ExitCode: -1}, err
+	}
+	defer stdout.Close()
+	stderr, err := sandbox.NewCappedFile(req.StderrPath, capOr(req.MaxLogBytes))
+	if err != nil {
+		return attractor.ExecResult{ExitCode: -1}, err
+	}
+	defer stderr.Close()
+	outTail, errTail := sandbox.NewTail(tailOr(req.TailBytes)), sandbox.NewTail(tailOr(req.TailBytes))
+	res, err := sandbox.Run(ctx, sandbox.Cmd{
+		Argv: req.Argv, Dir: req.Dir, Env: env, Timeout: req.Timeout,
+		Stdout: teeWriter{stdout, outTail}, Stderr: teeWriter{stderr, errTail},
+	})
+	out := attractor.ExecResult{
+		ExitCode: res.ExitCode, TimedOut: res.TimedOut, Canceled: res.Canceled, Duration: res.Duration,
+		StdoutTail: string(outTail.Bytes()), StderrTail: string(errTail.Bytes()),
+	}
+	if err != nil && errors.Is(err, sandbox.ErrNotFound) {
+		return out, fmt.Errorf("start %s: %w", req.Argv[0], err)
+	}
+	return out, err
+}
+
+func (h *nodeHost) Checkpoint(ctx context.Context, req attractor.CheckpointRequest) (string, error) {
+	res, err := h.git.Checkpoint(ctx, h.worktree, gitops.CheckpointSpec{
+		RunID: req.RunID, NodeID: req.Node.ID, Status: string(req.Status), Branch: h.branch,
+		Exclude:  slices.Concat(h.policy.Checkpoint.ExcludeGlobs, alwaysExcluded),
+		Excluded: h.policy.Excluded,
+	})
+	if err != nil {
+		return "", err
+	}
+	if h.onCheckpoint != nil {
+		if err := h.onCheckpoint(res.SHA, req.State); err != nil {
+			return res.SHA, err
+		}
+	}
+	return res.SHA, nil
+}
+
+// CheckArtifacts is the verify.artifacts handler: every path the run
+// changed, committed since the base commit or still uncommitted in the
+// worktree, is judged by the policy's deny globs and allow carve-outs.
+func (h *nodeHost) CheckArtifacts(ctx context.Context, req attractor.ArtifactCheckRequest) (attractor.Outcome, error) {
+	committed, uncommitted, err := h.git.ChangedSince(ctx, h.worktree, h.baseSHA)
+	if err != nil {
+		return attractor.Outcome{
+			Status: attractor.StatusRetry, FailureClass: attractor.ClassTransientInfra,
+			FailureReason: "could not list the run's changed files: " + err.Error(),
+		}, nil
+	}
+	candidates := slices.Concat(committed, uncommitted)
+	slices.Sort(candidates)
+	candidates = slices.Compact(candidates)
+	rep := h.policy.VerifyPaths(candidates)
+	if len(rep.Offending) == 0 {
+		return attractor.Outcome{
+			Status: attractor.StatusSuccess,
+			Notes:  fmt.Sprintf("%d changed paths checked against the artifact policy; none denied", len(candidates)),
+		}, nil
+	}
+	return artifactViolation(rep, h.policy, committed, uncommitted), nil
+}
+
+func artifactViolation(rep policy.VerifyReport, pol *policy.Resolved, committed, uncommitted []string) attractor.Outcome {
+	denyByPath := map[string]string{}
+	for _, p := range rep.Offending {
+		_, deny, _ := pol.VerifyDecision(p)
+		denyByPath[p] = deny
+	}
+	return attractor.Outcome{
+		Status:        attractor.StatusFail,
+		FailureClass:  attractor.ClassDeterministic,
+		FailureReason: "artifact_policy_violation",
+		Notes: fmt.Sprintf("%d path(s) match the artifact policy's deny globs: %s",
+			len(rep.Offending), strings.Join(rep.Offending, ", ")),
+		FailureSignature: "artifact_policy_violation:" + strings.Join(rep.Offending, ","),
+		Details: map[string]any{
+			"offending_paths":       rep.Offending,
+			"matched_deny_rules":    denyByPath,
+			"allow_rules_evaluated": pol.Verify.AllowGlobs,
+			"committed_paths":       intersect(committed, rep.Offending),
+			"uncommitted_paths":     intersect(uncommitted, rep.Offending),
+		},
+	}
+}
+
+func intersect(list, keep []string) []string {
+	out := []string{}
+	for _, p := range list {
+		if _, ok := slices.BinarySearch(keep, p); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+type teeWriter [2]interface{ Write([]byte) (int, error) }
+
+func (t teeWriter) Write(p []byte) (int, error) {
+	if _, err := t[0].Write(p); err != nil {
+		return 0, err
+	}
+	return t[1].Write(p)
+}
+
+func capOr(n int64) int64 {
+	if n <= 0 {
+		return 10 << 20
+	}
+	return n
+}
+
+func tailOr(n int) int {
+	if n <= 0 {
+		return 8 << 10
+	}
+	return n
+}

@@ -1,0 +1,205 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/oklog/ulid/v2"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/policy"
+	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
+)
+
+// ErrUsage marks errors that are the user's to fix before anything ran
+// (not a repository, unknown pipeline, invalid config or graph): the
+// command exits 2 and nothing in the repository changed.
+var ErrUsage = errors.New("usage")
+
+// LocalOptions configure a local run (`kilroy-bot run`).
+type LocalOptions struct {
+	RepoDir string // any directory inside the repository
+	Graph   string // "", a pipeline name, or a repository-relative .dot path
+	RunDir  string // "" = <DataDir>/runs/<run-id>
+	DataDir string // where run directories go by default
+	GitPath string
+	Env     EnvInputs
+
+	Listener    attractor.Listener    // extra listener (the report recorder)
+	Interviewer attractor.Interviewer // wait.human nodes
+	Agent       attractor.Agent       // codergen nodes; nil = none configured
+	Live        io.Writer             // progress lines; nil for none
+	Now         func() time.Time
+}
+
+// Prepared is a run ready to execute: worktree made, policy resolved.
+type Prepared struct {
+	RunID    string
+	Dir      RunDir
+	Pipeline *attractor.Pipeline
+	Name     string // pipeline name
+	Branch   string
+	BaseSHA  string
+	RepoDir  string
+	Warnings attractor.Diagnostics
+
+	git        *gitops.Git
+	policy     *policy.Resolved
+	cp         Checkpoint
+	resumeFrom *attractor.State // nil for a new run
+}
+
+// RunLocal prepares and executes a pipeline on a local repository's HEAD.
+func RunLocal(ctx context.Context, o LocalOptions) (*Prepared, *attractor.RunResult, error) {
+	p, err := PrepareLocal(ctx, o)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := p.Execute(ctx, o)
+	return p, res, err
+}
+
+// PrepareLocal does everything before the first node: it refuses bad
+// input with ErrUsage and touches nothing of the user's until it has
+// validated the pipeline.
+func PrepareLocal(ctx context.Context, o LocalOptions) (*Prepared, error) {
+	now := nowFunc(o.Now)
+	runID := ulid.MustNew(ulid.Timestamp(now()), ulid.DefaultEntropy()).String()
+	dir, err := runDirFor(o, runID)
+	if err != nil {
+		return nil, err
+	}
+	_, statErr := os.Stat(string(dir))
+	existed := statErr == nil
+	p, err := prepareIn(ctx, o, runID, dir)
+	if err != nil {
+		// newGit already made the git HOME in the run directory; a refused
+		// run must leave it as it was (missing or empty), or the same
+		// command, once the mistake is fixed, would be told the directory
+		// belongs to another run.
+		dir.clear(existed)
+		return nil, err
+	}
+	return p, nil
+}
+
+func prepareIn(ctx context.Context, o LocalOptions, runID string, dir RunDir) (*Prepared, error) {
+	git, err := newGit(o.GitPath, o.Env, dir)
+	if err != nil {
+		return nil, err
+	}
+	repo, head, err := checkRepo(ctx, git, o.RepoDir)
+	if err != nil {
+		return nil, err
+	}
+	sel, err := selectPipeline(ctx, git, repo, head, o.Graph)
+	if err != nil {
+		return nil, err
+	}
+	return assemble(ctx, git, runID, dir, repo, head, sel, o.Env.Host)
+}
+
+// assemble makes the run directory and a worktree of repo at start on the
+// run branch, and resolves the selected pipeline's artifact policy there.
+// Local runs start at HEAD; pull request runs at the PR head in the mirror,
+// whatever commit the pipeline was read from.
+func assemble(ctx context.Context, git *gitops.Git, runID string, dir RunDir, repo, start string, sel *selection, hostEnv map[string]string) (*Prepared, error) {
+	p := &Prepared{RunID: runID, Dir: dir, Pipeline: sel.pipeline, Name: sel.name, RepoDir: repo,
+		BaseSHA: start, Branch: gitops.RunBranch(sel.name, runID), Warnings: sel.diags, git: git}
+	if err := p.makeRunDir(ctx, sel.source); err != nil {
+		return nil, err
+	}
+	if err := p.resolvePolicy(sel.config, hostEnv); err != nil {
+		p.cleanup(ctx)
+		return nil, err
+	}
+	p.cp = Checkpoint{Version: checkpointVersion, RunID: runID, Pipeline: sel.name, GraphPath: sel.graphPath,
+		RepoDir: repo, Branch: p.Branch, BaseSHA: start, CommitSHA: start, Policy: p.policy, PolicyHash: p.policy.Hash(),
+		Limits: sel.config.Limits}
+	return p, nil
+}
+
+func nowFunc(now func() time.Time) func() time.Time {
+	if now == nil {
+		return time.Now
+	}
+	return now
+}
+
+func runDirFor(o LocalOptions, runID string) (RunDir, error) {
+	d := o.RunDir
+	if d == "" {
+		if o.DataDir == "" {
+			return "", fmt.Errorf("%w: no run directory: pass --run-dir or --data-dir", ErrUsage)
+		}
+		d = filepath.Join(o.DataDir, "runs", runID)
+	}
+	abs, err := filepath.Abs(d)
+	if err != nil {
+		return "", fmt.Errorf("%w: run directory %q: %v", ErrUsage, d, err)
+	}
+	if entries, err := os.ReadDir(abs); err == nil && len(entries) > 0 {
+		return "", fmt.Errorf("%w: run directory %s is not empty: pass a new --run-dir, or `kilroy-bot resume %s` to continue that run", ErrUsage, abs, abs)
+	}
+	return RunDir(abs), nil
+}
+
+func newGit(gitPath string, env EnvInputs, dir RunDir) (*gitops.Git, error) {
+	return gitops.New(gitops.Options{
+		GitPath: gitPath, PATH: env.Host["PATH"], HomeDir: dir.GitHome(), RepoIdentity: true,
+	})
+}
+
+func checkRepo(ctx context.Context, git *gitops.Git, repoDir string) (root, head string, err error) {
+	if repoDir == "" {
+		repoDir = "."
+	}
+	root, err = git.RepoRoot(ctx, repoDir)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	head, err = git.HeadSHA(ctx, root)
+	if err != nil {
+		return "", "", fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	dirty, err := git.IsIndexDirty(ctx, root)
+	if err != nil {
+		return "", "", err
+	}
+	if dirty {
+		return "", "", fmt.Errorf("%w: %s has staged changes that HEAD does not include: commit or unstage them (git commit, or git restore --staged .) so the run tests what you mean", ErrUsage, root)
+	}
+	return root, head, nil
+}
+
+func (p *Prepared) makeRunDir(ctx context.Context, source []byte) error {
+	if err := os.MkdirAll(p.Dir.Nodes(), 0o755); err != nil {
+		return fmt.Errorf("create run directory: %w", err)
+	}
+	if err := os.WriteFile(p.Dir.Graph(), source, 0o644); err != nil {
+		return fmt.Errorf("write graph.dot: %w", err)
+	}
+	return p.git.AddWorktree(ctx, p.RepoDir, p.Dir.Worktree(), p.Branch, p.BaseSHA)
+}
+
+func (p *Prepared) resolvePolicy(cfg *policy.RepoConfig, hostEnv map[string]string) error {
+	r, err := policy.Resolve(policy.ResolveInput{
+		Policy: cfg.ArtifactPolicy, Repo: os.DirFS(p.Dir.Worktree()), RunDir: string(p.Dir), HostEnv: hostEnv,
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %v", ErrUsage, err)
+	}
+	p.policy = r
+	return nil
+}
+
+// cleanup removes the worktree; the run branch and run directory stay so
+// the checkpoints can be inspected.
+func (p *Prepared) cleanup(ctx context.Context) {
+	_ = p.git.RemoveWorktree(context.WithoutCancel(ctx), p.RepoDir, p.Dir.Worktree())
+}

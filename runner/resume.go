@@ -1,0 +1,57 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor"
+)
+
+// PrepareResume readies an interrupted run to continue from its last
+// checkpoint: the worktree is made again at the checkpoint commit, the
+// pipeline is the graph.dot the run started with and the artifact policy
+// is the snapshot in checkpoint.json, even if the repository changed
+// since. Nodes the checkpoint records as done are not run again.
+func PrepareResume(ctx context.Context, dir string, o LocalOptions) (*Prepared, error) {
+	// Nodes run in the worktree, so the stage paths handed to them must
+	// not be relative to the caller's working directory.
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: run directory: %w", ErrUsage, err)
+	}
+	cp, err := ReadCheckpoint(dir)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
+	}
+	if cp.State.Finished {
+		return nil, fmt.Errorf("%w: run %s already finished; start a new one with `kilroy-bot run`", ErrUsage, cp.RunID)
+	}
+	rd := RunDir(dir)
+	src, err := os.ReadFile(rd.Graph())
+	if err != nil {
+		return nil, fmt.Errorf("%w: read the run's graph.dot: %w", ErrUsage, err)
+	}
+	p, diags, err := attractor.Load(cp.GraphPath, src)
+	if err != nil {
+		return nil, &InvalidPipelineError{File: cp.GraphPath, Diagnostics: diags, Err: err}
+	}
+	// graph.dot holds the pipeline as written; the node timeout the run
+	// started with comes from the config, recorded in checkpoint.json.
+	applyLimits(p, cp.Limits)
+	git, err := newGit(o.GitPath, o.Env, rd)
+	if err != nil {
+		return nil, err
+	}
+	prep := &Prepared{RunID: cp.RunID, Dir: rd, Pipeline: p, Name: cp.Pipeline, Branch: cp.Branch,
+		BaseSHA: cp.BaseSHA, RepoDir: cp.RepoDir, Warnings: diags, git: git, policy: cp.Policy, cp: *cp,
+		resumeFrom: cp.State}
+	if err := git.RemoveWorktree(ctx, cp.RepoDir, rd.Worktree()); err != nil {
+		return nil, fmt.Errorf("resume %s: remove the old worktree: %w", cp.RunID, err)
+	}
+	if err := git.AddWorktree(ctx, cp.RepoDir, rd.Worktree(), cp.Branch, cp.CommitSHA); err != nil {
+		return nil, fmt.Errorf("resume %s: %w", cp.RunID, err)
+	}
+	return prep, nil
+}

@@ -1,0 +1,117 @@
+package runpage
+
+import (
+	"fmt"
+	"html/template"
+	"time"
+)
+
+var funcs = template.FuncMap{
+	"duration": formatDuration,
+	"when": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format("2006-01-02 15:04:05Z")
+	},
+	"clock": func(t time.Time) string {
+		if t.IsZero() {
+			return ""
+		}
+		return t.UTC().Format("15:04:05.000")
+	},
+	"bytes": func(n int64) string {
+		switch {
+		case n >= 1<<20:
+			return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+		case n >= 1<<10:
+			return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+		}
+		return fmt.Sprintf("%d bytes", n)
+	},
+}
+
+// formatDuration rounds to what a reader compares: milliseconds below a
+// second, then tenths, then whole seconds.
+func formatDuration(d time.Duration) string {
+	switch {
+	case d <= 0:
+		return ""
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// pageTemplate is the whole page. html/template escapes every value by
+// its context, links included (a commit URL that is not http(s) is
+// replaced), so nothing from the run directory can inject markup.
+const pageTemplate = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>{{with .Pipeline}}{{.}} · {{end}}run {{.ID}} · kilroy</title>
+<style>
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1em; color: #1f2328; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { text-align: left; padding: .3em .8em; border-bottom: 1px solid #d0d7de; vertical-align: top; }
+pre { background: #f6f8fa; padding: .8em; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
+code, pre { font-family: ui-monospace, monospace; font-size: 90%; }
+.status-success { color: #1a7f37; } .status-fail { color: #cf222e; } .status-running, .status-retrying { color: #9a6700; }
+.muted { color: #656d76; }
+</style>
+</head>
+<body>
+<h1>{{with .Pipeline}}{{.}}: {{end}}run <code>{{.ID}}</code></h1>
+<table>
+<tr><th>Status</th><td class="status-{{.Status}}">{{.Status}}</td></tr>
+{{with .Reason}}<tr><th>Reason</th><td>{{.}}</td></tr>{{end}}
+{{with .Branch}}<tr><th>Run branch</th><td><code>{{.}}</code></td></tr>{{end}}
+{{with .BaseSHA}}<tr><th>Base commit</th><td><code>{{.}}</code></td></tr>{{end}}
+{{with .Commit.SHA}}<tr><th>Last checkpoint</th><td>{{template "commit" $.Commit}}</td></tr>{{end}}
+{{with when .UpdatedAt}}<tr><th>Updated</th><td>{{.}}</td></tr>{{end}}
+</table>
+{{with .Problems}}<h2>Problems reading this run</h2>
+<ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
+
+<h2>Nodes</h2>
+{{if .Nodes}}<table>
+<thead><tr><th>Node</th><th>Status</th><th>Attempts</th><th>Duration</th><th>Checkpoint</th><th>Reason</th></tr></thead>
+<tbody>
+{{range .Nodes}}<tr>
+<td><a href="#node-{{.Dir}}"><code>{{.ID}}</code></a></td>
+<td class="status-{{.Status}}">{{.Status}}</td>
+<td>{{if .Attempts}}{{.Attempts}}{{end}}</td>
+<td>{{duration .Duration}}</td>
+<td>{{if .Commit.SHA}}{{template "commit" .Commit}}{{end}}</td>
+<td>{{.Reason}}</td>
+</tr>
+{{end}}</tbody>
+</table>{{else}}<p class="muted">No node has started yet.</p>{{end}}
+
+{{with .Report}}<h2>Report</h2>
+<pre>{{.}}</pre>{{end}}
+
+{{if .Nodes}}<h2>Logs</h2>
+{{range .Nodes}}<h3 id="node-{{.Dir}}"><code>{{.ID}}</code> <span class="status-{{.Status}}">{{.Status}}</span></h3>
+{{range .Logs}}<h4><code>{{.Name}}</code></h4>
+{{if .Omitted}}<p class="muted">… {{bytes .Omitted}} earlier not shown</p>{{end}}
+{{if .Text}}<pre>{{.Text}}</pre>{{else}}<p class="muted">empty</p>{{end}}
+{{else}}<p class="muted">No logs.</p>
+{{end}}{{end}}{{end}}
+
+<h2>Progress</h2>
+{{if .Events}}{{if .EventsOmitted}}<p class="muted">{{.EventsOmitted}} earlier events not shown.</p>{{end}}
+<table>
+<thead><tr><th>Time</th><th>Event</th><th>Node</th><th>Status</th><th>Detail</th></tr></thead>
+<tbody>
+{{range .Events}}<tr><td>{{clock .Time}}</td><td>{{.Type}}</td><td>{{with .Node}}<code>{{.}}</code>{{end}}</td><td>{{.Status}}</td><td>{{.Detail}}</td></tr>
+{{end}}</tbody>
+</table>{{else}}<p class="muted">No progress recorded yet.</p>{{end}}
+</body>
+</html>
+{{define "commit"}}{{if .URL}}<a href="{{.URL}}"><code>{{.Short}}</code></a>{{else}}<code>{{.Short}}</code>{{end}}{{end}}
+`

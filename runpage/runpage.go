@@ -1,0 +1,104 @@
+// Package runpage renders one run directory as the human page served at
+// GET /runs/{id}, the details_url of every check run the bot posts.
+//
+// The model. A run directory (see package runner) is the record of a run:
+// checkpoint.json (state after the last checkpoint), progress.ndjson (one
+// event per line, appended while the run goes on), report.md (the summary
+// the check shows), and nodes/<stage>/ with each node's status.json and
+// logs. Load reads what is there at the moment of the request into a Run,
+// tolerating a run that has not checkpointed yet or files that are cut
+// short; Render turns a Run into server-side HTML with html/template, which
+// escapes every value. There is no JavaScript: reload to see progress.
+//
+// Safety. The run id is checked against the ULID alphabet before it names
+// a directory, and every file is opened through an os.Root at the run
+// directory, so neither a crafted id nor a symbolic link a pipeline left in
+// its stage directory reads anything outside the run. Logs, reasons and the
+// report are passed through a checks.Redactor before they are shown: nodes
+// run arbitrary commands and may print tokens. Files are read from their
+// end with a cap, so a huge log costs a bounded read.
+package runpage
+
+import (
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"path/filepath"
+
+	"github.com/kilroy-bot/kilroy-bot/checks"
+)
+
+// Errors Load returns; the HTTP layer maps them to 400 and 404.
+var (
+	ErrInvalidID = errors.New("runpage: invalid run id")
+	ErrNotFound  = errors.New("runpage: no such run")
+)
+
+// DefaultLogTail is how much of the end of each log the page shows.
+const DefaultLogTail = 16 << 10
+
+// Options configure New.
+type Options struct {
+	// RunsDir holds one directory per run, named by its id: the data
+	// dir's runs/ directory.
+	RunsDir string
+	// CommitURL links a checkpoint commit of a run, such as the
+	// repository's web URL + "/commit/" + sha. Nil, or "" for a commit,
+	// shows the SHA without a link.
+	CommitURL func(runID, sha string) string
+	// Redactor cleans every text taken from the run; nil still redacts
+	// token shapes.
+	Redactor *checks.Redactor
+	// LogTail caps each log shown, in bytes (default DefaultLogTail).
+	LogTail int
+}
+
+// Pages loads and renders run pages. It is safe for concurrent use.
+type Pages struct {
+	opts Options
+	tmpl *template.Template
+}
+
+// New checks opts and parses the page template.
+func New(opts Options) (*Pages, error) {
+	if opts.RunsDir == "" {
+		return nil, errors.New("runpage: no runs directory")
+	}
+	if opts.LogTail <= 0 {
+		opts.LogTail = DefaultLogTail
+	}
+	opts.RunsDir = filepath.Clean(opts.RunsDir)
+	t, err := template.New("page").Funcs(funcs).Parse(pageTemplate)
+	if err != nil {
+		return nil, fmt.Errorf("runpage: parse template: %w", err)
+	}
+	return &Pages{opts: opts, tmpl: t}, nil
+}
+
+// Render writes run's page to w. Render into a buffer when an error must
+// still be answerable with a status code.
+func (p *Pages) Render(w io.Writer, run *Run) error {
+	if err := p.tmpl.Execute(w, run); err != nil {
+		return fmt.Errorf("runpage: render run %s: %w", run.ID, err)
+	}
+	return nil
+}
+
+// ValidID reports whether id looks like a run id: a ULID, 26 characters of
+// Crockford's base32 in upper case. Nothing else may name a directory.
+func ValidID(id string) bool {
+	if len(id) != 26 || id[0] > '7' { // a ULID's 128 bits start with at most 7
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch {
+		case '0' <= c && c <= '9':
+		case 'A' <= c && c <= 'Z' && c != 'I' && c != 'L' && c != 'O' && c != 'U':
+		default:
+			return false
+		}
+	}
+	return true
+}
