@@ -35,9 +35,13 @@ func (p *Prepared) Execute(ctx context.Context, o LocalOptions) (*attractor.RunR
 		git: p.git, worktree: p.Dir.Worktree(), branch: p.Branch, baseSHA: p.BaseSHA,
 		policy: p.policy, env: o.Env, repoDir: p.RepoDir, runDir: p.Dir, onCheckpoint: p.saveCheckpoint,
 	}
+	agent, err := p.agent(o)
+	if err != nil {
+		return nil, err
+	}
 	cfg := attractor.RunConfig{
 		RunID: p.RunID, Workspace: p.Dir.Worktree(), RunDir: p.Dir.Nodes(), Host: host,
-		Listener: attractor.Listeners{prog, o.Listener}, Agent: o.Agent, Interviewer: o.Interviewer,
+		Listener: attractor.Listeners{prog, o.Listener}, Agent: agent, Interviewer: o.Interviewer,
 	}
 	if p.resumeFrom == nil {
 		return attractor.Run(ctx, p.Pipeline, cfg)
@@ -51,4 +55,19 @@ func (p *Prepared) saveCheckpoint(sha string, st *attractor.State) error {
 	p.cp.State = st
 	p.cp.UpdatedAt = time.Now().UTC()
 	return p.Dir.writeCheckpoint(&p.cp)
+}
+
+// AgentFactory builds the coding agent of one run from the run's
+// resolved artifact-policy environment.
+type AgentFactory func(policyEnv map[string]string) (attractor.Agent, error)
+
+func (p *Prepared) agent(o LocalOptions) (attractor.Agent, error) {
+	if o.NewAgent == nil {
+		return o.Agent, nil
+	}
+	a, err := o.NewAgent(p.policy.Env)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: coding agents: %w", p.RunID, err)
+	}
+	return a, nil
 }

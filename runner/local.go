@@ -33,8 +33,12 @@ type LocalOptions struct {
 	Listener    attractor.Listener    // extra listener (the report recorder)
 	Interviewer attractor.Interviewer // wait.human nodes
 	Agent       attractor.Agent       // codergen nodes; nil = none configured
-	Live        io.Writer             // progress lines; nil for none
-	Now         func() time.Time
+	// NewAgent, when set, builds the run's agent once the artifact policy
+	// is resolved, so agent processes get the same policy environment as
+	// tool nodes; it wins over Agent.
+	NewAgent AgentFactory
+	Live     io.Writer // progress lines; nil for none
+	Now      func() time.Time
 }
 
 // Prepared is a run ready to execute: worktree made, policy resolved.

@@ -125,9 +125,11 @@ type ServerOptions struct {
 	// Env is what node environments are built from; it must not hold
 	// GitHub credentials (git gets those from Tokens, in its own env).
 	Env EnvInputs
-	// Agent runs codergen nodes; nil means none configured.
-	Agent  attractor.Agent
-	Logger *slog.Logger
+	// Agent runs codergen nodes; nil means none configured. NewAgent, when
+	// set, builds one per run with the run's policy environment instead.
+	Agent    attractor.Agent
+	NewAgent AgentFactory
+	Logger   *slog.Logger
 }
 
 // Server turns accepted deliveries into pull request runs: HandleEvent

@@ -15,6 +15,7 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/checks"
 	"github.com/kilroy-bot/kilroy-bot/runner"
+	"github.com/kilroy-bot/kilroy-bot/runner/agent"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
 
@@ -24,6 +25,7 @@ type localFlags struct {
 	answers answerFlag
 	yes     bool
 	gitPath string
+	agents  string
 }
 
 func (f *localFlags) register(fs *flag.FlagSet) {
@@ -31,6 +33,7 @@ func (f *localFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.answers, "answer", "answer a human gate: NODE=LABEL (repeatable)")
 	fs.BoolVar(&f.yes, "yes", false, "answer every human gate with its first choice")
 	fs.StringVar(&f.gitPath, "git", "git", "git binary")
+	fs.StringVar(&f.agents, "agents", "", "YAML file whose `agents:` key configures the coding agents of box nodes (the server policy file's shape)")
 }
 
 // runLocal implements `kilroy-bot run`.
@@ -49,7 +52,11 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "kilroy-bot run: unexpected argument %q: pass the pipeline with --graph\n", fs.Arg(0))
 		return 2
 	}
-	o := lf.options(stderr)
+	o, err := lf.options(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "kilroy-bot: %v\n", err)
+		return 2
+	}
 	o.RepoDir, o.Graph, o.RunDir = *repo, *graph, *runDir
 	prep, err := runner.PrepareLocal(ctx, o)
 	if err != nil {
@@ -75,7 +82,11 @@ func resumeLocal(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintln(stderr, "usage: kilroy-bot resume [--answer NODE=LABEL] [--yes] RUN_DIR")
 		return 2
 	}
-	o := lf.options(stderr)
+	o, err := lf.options(stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "kilroy-bot: %v\n", err)
+		return 2
+	}
 	prep, err := runner.PrepareResume(ctx, fs.Arg(0), o)
 	if err != nil {
 		return reportSetupError(stderr, err)
@@ -83,16 +94,41 @@ func resumeLocal(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	return execute(ctx, stdout, stderr, prep, o)
 }
 
-func (f *localFlags) options(stderr io.Writer) runner.LocalOptions {
+func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 	host := sandbox.HostEnv()
 	if v := host["KILROY_DATA_DIR"]; v != "" && f.dataDir == defaultDataDir() {
 		f.dataDir = v
 	}
-	return runner.LocalOptions{
+	o := runner.LocalOptions{
 		DataDir: f.dataDir, GitPath: f.gitPath, Live: stderr,
 		Env:         runner.EnvInputs{Host: host, SecretNames: botSecretNames},
 		Interviewer: f.interviewer(stderr),
 	}
+	if f.agents == "" {
+		return o, nil
+	}
+	cfg, err := loadAgents(f.agents)
+	if err != nil {
+		return o, err
+	}
+	o.NewAgent = func(policyEnv map[string]string) (attractor.Agent, error) {
+		return agent.New(cfg, agent.Deps{HostEnv: host, Policy: policyEnv, SecretNames: botSecretNames})
+	}
+	return o, nil
+}
+
+// loadAgents reads the `agents:` configuration of a local run from a file
+// shaped like the server policy, decoded just as strictly.
+func loadAgents(path string) (agent.Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return agent.Config{}, fmt.Errorf("--agents: %w", err)
+	}
+	var p serverPolicy
+	if err := decodePolicy(data, &p); err != nil {
+		return agent.Config{}, fmt.Errorf("--agents %s: %w", path, err)
+	}
+	return p.Agents, nil
 }
 
 // botSecretNames are the server's own settings that carry secrets; a local
