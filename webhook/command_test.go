@@ -56,33 +56,6 @@ func TestParseCommand(t *testing.T) {
 	}
 }
 
-func TestEditDistance(t *testing.T) {
-	tests := []struct {
-		a, b string
-		want int
-	}{
-		{"", "", 0},
-		{"run", "run", 0},
-		{"", "run", 3},
-		{"rnu", "run", 1}, // transposition
-		{"ru", "run", 1},
-		{"runn", "run", 1},
-		{"rum", "run", 1},
-		{"cancle", "cancel", 1},
-		{"kitten", "sitting", 3},
-		{"ca", "abc", 3}, // optimal string alignment, not full Damerau (2)
-		{"héllo", "hello", 1},
-	}
-	for _, tt := range tests {
-		if got := editDistance(tt.a, tt.b); got != tt.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.want)
-		}
-		if got := editDistance(tt.b, tt.a); got != tt.want {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.b, tt.a, got, tt.want)
-		}
-	}
-}
-
 // FuzzParseCommand checks the parser's invariants on any body.
 func FuzzParseCommand(f *testing.F) {
 	for _, s := range []string{"/kilroy run ci lint", "/kilroy rnu", "/KILROY help\nx", "/kilroy run ../x", "/kilroyrun", "\xff/kilroy"} {
