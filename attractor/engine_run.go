@@ -94,7 +94,7 @@ func (r *run) seedContext() {
 func (r *run) loop(ctx context.Context) *RunResult {
 	for {
 		if err := ctx.Err(); err != nil {
-			return r.finish(ctx, stop(r.st.NextNode, ClassCanceled, "run canceled before node %s: %v", r.st.NextNode, err))
+			return r.finish(ctx, stop(r.st.NextNode, ClassCanceled, "run canceled before node %s: %v", r.st.NextNode, context.Cause(ctx)))
 		}
 		n := r.p.Node(r.st.NextNode)
 		if n == nil {
@@ -122,7 +122,7 @@ func (r *run) step(ctx context.Context, n *Node) (done bool, err error) {
 		return false, err
 	}
 	if ctx.Err() != nil {
-		return false, stop(n.ID, ClassCanceled, "run canceled during node %s: %v", n.ID, ctx.Err())
+		return false, stop(n.ID, ClassCanceled, "run canceled during node %s: %v", n.ID, context.Cause(ctx))
 	}
 	tr := r.transition(n, o)
 	r.st.NextNode = tr.next

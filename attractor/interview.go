@@ -108,7 +108,7 @@ func (c *Console) Ask(ctx context.Context, q Question) (Answer, error) {
 	}
 	fmt.Fprintf(c.w, "[?] %s\n", q.Text)
 	for i, ch := range q.Choices {
-		fmt.Fprintf(c.w, "  %d) [%s] %s\n", i+1, ch.Key, ch.Label)
+		fmt.Fprintf(c.w, "  %d) %s\n", i+1, choiceText(ch))
 	}
 	fmt.Fprint(c.w, "Select: ")
 	line, err := c.r.ReadString('\n')
@@ -148,4 +148,13 @@ func matchChoice(a Answer, choices []Choice) (Choice, bool) {
 		}
 	}
 	return Choice{}, false
+}
+
+// choiceText shows a choice with its key once: a label written "[A] Approve"
+// already carries it.
+func choiceText(ch Choice) string {
+	if strings.HasPrefix(ch.Label, "["+ch.Key+"]") {
+		return ch.Label
+	}
+	return "[" + ch.Key + "] " + ch.Label
 }

@@ -27,8 +27,23 @@ func TestConsoleInterviewer(t *testing.T) {
 	if diff := cmp.Diff(got, []string{"fix ok ", "fix ok ", " none skipped"}); diff != "" {
 		t.Errorf("answers (-got +want):\n%s", diff)
 	}
-	if !strings.Contains(out.String(), "[?] Ship it?\n  1) [A] [A] Approve\n  2) [R] [R] Request changes\nSelect: ") {
+	if !strings.Contains(out.String(), "[?] Ship it?\n  1) [A] Approve\n  2) [R] Request changes\nSelect: ") {
 		t.Errorf("console output:\n%s", out.String())
+	}
+}
+
+func TestConsoleChoiceText(t *testing.T) {
+	for _, tt := range []struct {
+		ch   Choice
+		want string
+	}{
+		{Choice{Key: "A", Label: "[A] Approve"}, "[A] Approve"},
+		{Choice{Key: "Y", Label: "Yes"}, "[Y] Yes"},
+		{Choice{Key: "f", Label: "fix"}, "[f] fix"},
+	} {
+		if got := choiceText(tt.ch); got != tt.want {
+			t.Errorf("choiceText(%+v) = %q, want %q", tt.ch, got, tt.want)
+		}
 	}
 }
 

@@ -19,7 +19,7 @@ func (p *Prepared) Execute(ctx context.Context, o LocalOptions) (*attractor.RunR
 	// the engine ends the run as canceled when the deadline passes.
 	if d := p.cp.Limits.RunTimeout; d > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, d)
+		ctx, cancel = context.WithTimeoutCause(ctx, d, fmt.Errorf("limits.run_timeout of %s reached (raise it in %s)", d, ConfigPath))
 		defer cancel()
 	}
 	progFile, err := os.OpenFile(p.Dir.Progress(), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -61,6 +62,9 @@ func TestRunTimeout(t *testing.T) {
 	p, res := runLocal(t, localOptions(t, repo))
 	if res.Status != attractor.StatusFail || res.FailedNode != "slow" || res.FailureClass != attractor.ClassCanceled {
 		t.Fatalf("run = %s at %q, %s (%s); want fail at slow, canceled", res.Status, res.FailedNode, res.FailureClass, res.FailureReason)
+	}
+	if !strings.Contains(res.FailureReason, "limits.run_timeout of 1s reached") {
+		t.Errorf("failure reason %q does not name limits.run_timeout", res.FailureReason)
 	}
 	if res.Duration > 30*time.Second {
 		t.Errorf("run took %s with run_timeout 1s", res.Duration)

@@ -83,6 +83,8 @@ type queries struct {
 	requeueJob         string
 	stoppedHeld        string
 	requeueOrphanJobs  string
+	depth              string
+	ping               string
 }
 
 func newQueries(d dialect) queries {
@@ -131,6 +133,8 @@ func newQueries(d dialect) queries {
 		// still running then belongs to a process that died between River
 		// fetching it and our claim or between our release and River's
 		// completion. The worker sorts it out from the run's state.
+		depth:             `SELECT COUNT(*) FROM runs WHERE state IN ('queued', 'running')`,
+		ping:              `SELECT 1`,
 		requeueOrphanJobs: `UPDATE river_job SET state = 'available' WHERE state = 'running' AND kind IN ('kilroy.run', 'kilroy.event')`,
 	}
 }

@@ -1,0 +1,39 @@
+package queue
+
+import "context"
+
+// Depth counts the runs queued or running, for the queue depth gauge.
+// Database failures wrap ErrUnavailable.
+func (q *Queue) Depth(ctx context.Context) (int, error) {
+	r, err := q.eng.pool().query(ctx, q.q.depth)
+	if err != nil {
+		return 0, unavailable("queue depth", err)
+	}
+	defer r.Close()
+	n := 0
+	if r.Next() {
+		if err := r.Scan(&n); err != nil {
+			return 0, unavailable("queue depth", err)
+		}
+	}
+	if err := r.Err(); err != nil {
+		return 0, unavailable("queue depth", err)
+	}
+	return n, nil
+}
+
+// Ping checks that the database answers, for readiness probes. It fails
+// with ErrUnavailable when it does not.
+func (q *Queue) Ping(ctx context.Context) error {
+	r, err := q.eng.pool().query(ctx, q.q.ping)
+	if err != nil {
+		return unavailable("ping", err)
+	}
+	defer r.Close()
+	for r.Next() {
+	}
+	if err := r.Err(); err != nil {
+		return unavailable("ping", err)
+	}
+	return nil
+}
