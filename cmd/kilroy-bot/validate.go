@@ -60,7 +60,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 	} else {
 		writeText(stdout, all, sources)
-		fmt.Fprintln(stdout, summary(all, len(files)))
+		fmt.Fprintln(stdout, summary(all, len(sources), unreadable))
 	}
 	switch {
 	case unreadable > 0:
@@ -166,12 +166,16 @@ func caretPad(line string, col int) string {
 }
 
 // summary reads "2 errors, 1 warning in 1 file" (infos only when present).
-func summary(ds attractor.Diagnostics, files int) string {
+func summary(ds attractor.Diagnostics, files, unreadable int) string {
 	s := plural(ds.Count(attractor.SeverityError), "error") + ", " + plural(ds.Count(attractor.SeverityWarning), "warning")
 	if n := ds.Count(attractor.SeverityInfo); n > 0 {
 		s += ", " + plural(n, "info")
 	}
-	return s + " in " + plural(files, "file")
+	s += " in " + plural(files, "file")
+	if unreadable > 0 {
+		s += "; " + plural(unreadable, "file") + " could not be read"
+	}
+	return s
 }
 
 func plural(n int, word string) string {

@@ -92,7 +92,7 @@ func TestValidateExitCodesAndSummary(t *testing.T) {
 		{"errors", []string{files["bad.dot"], files["clean.dot"]}, 1, "4 errors, 0 warnings in 2 files", "[edge_target_exists]", ""},
 		{"empty file", []string{files["empty.dot"]}, 1, "1 error, 0 warnings in 1 file", "file is empty", ""},
 		{"no digraph", []string{files["nodg.dot"]}, 1, "1 error, 0 warnings in 1 file", "file has no digraph", ""},
-		{"unreadable", []string{files["clean.dot"], filepath.Join(t.TempDir(), "missing.dot")}, 2, "0 errors, 0 warnings in 2 files", "", "cannot read"},
+		{"unreadable", []string{files["clean.dot"], filepath.Join(t.TempDir(), "missing.dot")}, 2, "0 errors, 0 warnings in 1 file; 1 file could not be read", "", "cannot read"},
 		{"directory", []string{t.TempDir()}, 2, "", "", "cannot read"},
 		{"no files", nil, 2, "", "", "no files given"},
 		{"bad flag", []string{"--jsn", files["clean.dot"]}, 2, "", "", "flag provided but not defined"},
