@@ -1,0 +1,133 @@
+package templates_test
+
+import (
+	"bytes"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/runner"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
+	"github.com/kilroy-bot/kilroy-bot/templates"
+)
+
+// helloMain is a tiny program whose Printf verb on line 7 is the only
+// thing that differs between the two runs.
+const helloMain = `package main
+
+import "fmt"
+
+func main() {
+	name := "world"
+	fmt.Printf("hello, %s\n", name)
+}
+`
+
+// The ci-go template, copied as the README says, runs end to end: go vet
+// fails on a wrong Printf verb with a finding on its line, and once the
+// verb is right every step passes.
+func TestCIGoTemplateRuns(t *testing.T) {
+	if _, err := exec.LookPath("go"); err != nil {
+		t.Skip("go is not on PATH: running the ci-go template needs the go command")
+	}
+	tests := []struct {
+		name          string
+		verb          string
+		wantStatus    attractor.Status
+		wantFailed    string
+		wantCompleted []string
+		wantFindings  []string // of the vet node: path:line tool level
+	}{
+		{
+			name: "vet error", verb: "%d",
+			wantStatus: attractor.StatusFail, wantFailed: "vet",
+			wantCompleted: []string{"start", "build", "vet"},
+			wantFindings:  []string{"main.go:7 go error"},
+		},
+		{
+			name: "fixed", verb: "%s",
+			wantStatus:    attractor.StatusSuccess,
+			wantCompleted: []string{"start", "build", "vet", "test", "artifacts", "exit"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			repo := newRepo(t, "ci-go", map[string]string{
+				"go.mod":        "module example.com/hello\n\ngo 1.22\n",
+				"main.go":       strings.Replace(helloMain, "%s", tt.verb, 1),
+				"hello_test.go": "package main\n\nimport \"testing\"\n\nfunc TestHello(t *testing.T) {}\n",
+			})
+			_, res, err := runner.RunLocal(t.Context(), runner.LocalOptions{
+				RepoDir: repo,
+				Graph:   "ci",
+				DataDir: t.TempDir(),
+				Env:     runner.EnvInputs{Host: sandbox.HostEnv()},
+			})
+			if err != nil {
+				t.Fatalf("RunLocal: %v", err)
+			}
+			got := []any{res.Status, res.FailedNode, res.Completed}
+			want := []any{tt.wantStatus, tt.wantFailed, tt.wantCompleted}
+			if diff := cmp.Diff(got, want); diff != "" {
+				t.Errorf("status, failed node, completed (-got +want):\n%s\nreason: %s", diff, res.FailureReason)
+			}
+			var findings []string
+			for _, f := range res.Outcomes["vet"].Findings {
+				findings = append(findings, fmt.Sprintf("%s:%d %s %s", f.Path, f.Line, f.Tool, f.Level))
+			}
+			if diff := cmp.Diff(findings, tt.wantFindings); diff != "" {
+				t.Errorf("vet findings (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+// newRepo makes a git repository holding template tmpl copied to its root
+// plus files, in one commit on main.
+func newRepo(t *testing.T, tmpl string, files map[string]string) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "repo")
+	sub, err := fs.Sub(templates.FS(), tmpl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.CopyFS(dir, sub); err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git(t, dir, "init", "--quiet", "--initial-branch=main")
+	git(t, dir, "add", "--all")
+	git(t, dir, "commit", "--quiet", "-m", "start from the "+tmpl+" template")
+	return dir
+}
+
+// git runs git in dir, isolated from the machine's git configuration.
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	// GIT_DIR and friends from a hook running the tests would point the
+	// commands at another repository.
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GIT_") }),
+		"HOME="+t.TempDir(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
+		"GIT_AUTHOR_NAME=Test User", "GIT_AUTHOR_EMAIL=test@example.invalid",
+		"GIT_COMMITTER_NAME=Test User", "GIT_COMMITTER_EMAIL=test@example.invalid",
+	)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("git %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+	}
+}
