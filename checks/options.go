@@ -15,6 +15,18 @@ type RenderOptions struct {
 	OutputTail func(node, dir string) string
 	// Redactor cleans everything rendered; nil still redacts token shapes.
 	Redactor *Redactor
+	// MaxAnnotations caps the annotations of one check, the operator's
+	// choice below MaxAnnotations; 0 (or anything out of range) means
+	// MaxAnnotations.
+	MaxAnnotations int
+}
+
+// maxAnnotations is the cap in force.
+func (o RenderOptions) maxAnnotations() int {
+	if o.MaxAnnotations <= 0 || o.MaxAnnotations > MaxAnnotations {
+		return MaxAnnotations
+	}
+	return o.MaxAnnotations
 }
 
 // logURL is where the full log of node lives.
@@ -65,6 +77,9 @@ func shortSHA(sha string) string {
 func redactView(v *RunView, r *Redactor) *RunView {
 	c := v.clone()
 	c.Goal, c.Reason = r.Redact(c.Goal), r.Redact(c.Reason)
+	for i := range c.Notes {
+		c.Notes[i] = r.Redact(c.Notes[i])
+	}
 	for i := range c.Nodes {
 		n := &c.Nodes[i]
 		n.Label, n.Command, n.SkipReason = r.Redact(n.Label), r.Redact(n.Command), r.Redact(n.SkipReason)

@@ -225,7 +225,7 @@ func (p *Publisher) conclude(ctx context.Context, conclusion, title, summary str
 	p.pubMu.Lock()
 	r := p.opts.Render.Redactor
 	fitted := make([]Annotation, 0, len(anns))
-	for _, a := range anns[:min(len(anns), MaxAnnotations)] {
+	for _, a := range anns[:min(len(anns), p.opts.Render.maxAnnotations())] {
 		fitted = append(fitted, fitAnnotation(a, r))
 	}
 	SortAnnotations(fitted)
@@ -289,6 +289,23 @@ func (p *Publisher) Close(ctx context.Context) error {
 		w.stop(ctx)
 	}
 	return p.finish(ctx)
+}
+
+// Release stops the background sending without completing any check,
+// for a host that hands the run to another Publisher: the checks Queued
+// created when the run was enqueued are adopted by the one that works
+// the run. What is pending is sent once more first; whatever still fails
+// is left to the adopter, which creates the checks it does not find.
+func (p *Publisher) Release(ctx context.Context) error {
+	p.mu.Lock()
+	p.closed = true
+	w := p.worker
+	p.mu.Unlock()
+	if w != nil {
+		w.stop(ctx)
+	}
+	_, err := p.sync(ctx, true)
+	return err
 }
 
 // stop makes the Publisher deaf to the engine's events but RunFinished.

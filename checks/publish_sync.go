@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/ghapp"
@@ -190,7 +191,38 @@ func (p *Publisher) adoptIfNeeded(ctx context.Context) error {
 		taken[runs[i].ID] = true
 		p.adoptLocked(c, runs[i])
 	}
+	p.adoptUnknownLocked(runs, taken)
 	return nil
+}
+
+// adoptUnknownLocked takes over the verify checks of this run that the
+// Publisher does not know: a host that stops a queued run before its
+// pipeline was loaded makes its Publisher without the graph, yet the
+// checks created at enqueue time must complete with the rest. They are
+// found by external_id "<run-id>/<node-id>" and the name of this run's
+// summary check. The caller holds mu.
+func (p *Publisher) adoptUnknownLocked(runs []ghapp.CheckRun, taken map[int64]bool) {
+	prefix := p.runID + "/"
+	var added []string
+	for _, r := range runs {
+		node, ok := strings.CutPrefix(r.ExternalID, prefix)
+		if !ok || node == "" || taken[r.ID] || r.Name != p.summary.name+"/"+node || p.verify[node] != nil {
+			continue
+		}
+		if p.rec.View().Node(node) != nil {
+			continue // a node of the graph that is no verify node
+		}
+		taken[r.ID] = true
+		p.rec.addVerify(node)
+		c := &check{node: node, name: r.Name, externalID: r.ExternalID}
+		p.verify[node] = c
+		p.checks = append(p.checks, c)
+		p.adoptLocked(c, r)
+		added = append(added, node)
+	}
+	if len(added) > 0 {
+		p.renderLocked(p.rec.View(), added, false)
+	}
 }
 
 // adoptLocked makes c stand for the check run r. The caller holds mu.

@@ -2,6 +2,7 @@ package checks
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
@@ -14,6 +15,10 @@ type RunInfo struct {
 	Pipeline string
 	RunID    string
 	HeadSHA  string
+	// Notes are sentences the summary shows under the run line, such as
+	// that the run used the base branch's pipelines although the pull
+	// request changes them.
+	Notes []string
 }
 
 // Recorder builds a RunView from the engine's events. It is safe for
@@ -32,7 +37,8 @@ var _ attractor.Listener = (*Recorder)(nil)
 // NewRecorder starts a view of a run of p with every node pending.
 func NewRecorder(p *attractor.Pipeline, info RunInfo) *Recorder {
 	r := &Recorder{index: map[string]int{}}
-	r.view = RunView{Pipeline: info.Pipeline, RunID: info.RunID, HeadSHA: info.HeadSHA, Status: RunPending}
+	r.view = RunView{Pipeline: info.Pipeline, RunID: info.RunID, HeadSHA: info.HeadSHA, Status: RunPending,
+		Notes: slices.Clone(info.Notes)}
 	if p == nil {
 		return r
 	}
@@ -72,6 +78,21 @@ func (r *Recorder) addNode(n *attractor.Node) *NodeView {
 		Verify: isVerifyNode(n), State: StatePending,
 	})
 	return &r.view.Nodes[len(r.view.Nodes)-1]
+}
+
+// addVerify adds a pending verify node the pipeline did not declare: a
+// check the Publisher adopted without knowing the graph.
+func (r *Recorder) addVerify(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.index[id]; ok {
+		return
+	}
+	n := r.addNode(&attractor.Node{ID: id})
+	n.Verify = true
+	if r.view.Finished() {
+		r.settle()
+	}
 }
 
 // node finds a node by ID, adding one for events about nodes the

@@ -39,6 +39,9 @@ func summaryMarkdown(v *RunView, opts RenderOptions, graph string) string {
 	var b strings.Builder
 	b.WriteString(outcomeLine(v) + "\n\n")
 	b.WriteString(runLine(v, opts) + "\n\n")
+	for _, n := range v.Notes {
+		b.WriteString("> **Note:** " + cell(n) + "\n\n")
+	}
 	if v.Goal != "" {
 		b.WriteString("> **Goal:** " + cell(v.Goal) + "\n\n")
 	}

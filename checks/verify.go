@@ -39,8 +39,11 @@ func VerifyCheck(v *RunView, node string, opts RenderOptions) VerifyReport {
 		return rep
 	}
 	rep.Status, rep.Conclusion = NodeConclusion(rv, n)
+	if rep.Conclusion == ConclusionCancelled {
+		withRunReason(rv, n)
+	}
 	all := nodeAnnotations(n, opts.Redactor)
-	rep.Annotations = all[:min(len(all), MaxAnnotations)]
+	rep.Annotations = all[:min(len(all), opts.maxAnnotations())]
 	rep.Omitted = len(all) - len(rep.Annotations)
 	r := opts.Redactor
 	rep.Title = clip(firstLine(r.Redact(verifyTitle(n, rep.Conclusion, len(all)))), maxTitle)
@@ -124,4 +127,25 @@ func levelCounts(fs []findings.Finding) string {
 		parts = append(parts, plural(other, "other finding"))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// withRunReason leads a cancelled node's reason with the run's, such as
+// "superseded by 1a2b3c4": the node only knows that its command was
+// cancelled, and the engine may report that before the host says why.
+// n belongs to a clone of the view, so it may be changed.
+func withRunReason(v *RunView, n *NodeView) {
+	if v.Status != RunCancelled || v.Reason == "" {
+		return
+	}
+	why := firstLine(v.Reason)
+	for _, r := range []*string{&n.Outcome.FailureReason, &n.SkipReason} {
+		switch {
+		case *r == "":
+		case !strings.Contains(*r, why):
+			*r = why + ": " + *r
+		}
+	}
+	if n.Outcome.FailureReason == "" && n.SkipReason == "" {
+		n.SkipReason = why
+	}
 }

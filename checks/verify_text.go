@@ -57,7 +57,7 @@ func verifyText(n *NodeView, opts RenderOptions, omitted int) string {
 		b.WriteString(artifactTable(readArtifacts(n.Outcome)))
 	}
 	if omitted > 0 {
-		fmt.Fprintf(&b, "**%d more findings not shown**: a check carries at most %d annotations", omitted, MaxAnnotations)
+		fmt.Fprintf(&b, "**%d more findings not shown**: a check carries at most %d annotations", omitted, opts.maxAnnotations())
 		if url != "" {
 			b.WriteString("; every one is in the " + link("full log", url))
 		}

@@ -40,6 +40,8 @@ type RunView struct {
 	RunID    string
 	HeadSHA  string
 	Goal     string
+	// Notes are the host's remarks on the run (RunInfo.Notes).
+	Notes []string
 
 	Status       RunStatus
 	Reason       string // why the run failed or was cancelled
@@ -118,6 +120,7 @@ func (v *RunView) clone() *RunView {
 		c.Nodes[i].Outcome = cloneOutcome(c.Nodes[i].Outcome)
 	}
 	c.Edges = slices.Clone(v.Edges)
+	c.Notes = slices.Clone(v.Notes)
 	return &c
 }
 

@@ -32,7 +32,7 @@ func (w *eventWork) enqueue(ctx context.Context, req runRequest, sels []*selecti
 		jobs[i] = queue.RunArgs{
 			InstallationID: w.ev.InstallationID, Repo: w.ev.Repo.FullName, CloneURL: w.ev.Repo.CloneURL,
 			PR: req.pr, HeadSHA: req.headSHA, BaseRef: req.baseRef, Pipeline: sel.name, Trigger: req.trigger,
-			RequestedBy: req.requestedBy, ConfigFromBase: req.configFromBase, RunID: queue.NewRunID(),
+			RequestedBy: req.requestedBy, ConfigFromBase: req.configFromBase, RunID: queue.NewRunID(), Notes: notes,
 		}
 	}
 	res, err := w.s.o.Queue.EnqueueRuns(ctx, nil, jobs)

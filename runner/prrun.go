@@ -134,7 +134,7 @@ func (r *prRun) clearRunDir() error {
 // adopt makes the run's reporter and takes over its queued checks.
 func (r *prRun) adopt(ctx context.Context, graph *attractor.Pipeline) error {
 	rep, err := r.s.o.NewReporter(ctx, ReportTarget{InstallationID: r.job.InstallationID, Repo: r.job.Repo,
-		HeadSHA: r.job.HeadSHA, PR: r.job.PR, Pipeline: r.job.Pipeline, RunID: r.job.RunID, Graph: graph})
+		HeadSHA: r.job.HeadSHA, PR: r.job.PR, Pipeline: r.job.Pipeline, RunID: r.job.RunID, Graph: graph, Notes: r.job.Notes})
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		fmt.Fprintf(stderr, "kilroy-bot serve: %s\n\nrun kilroy-bot serve -h for the settings\n", strings.ReplaceAll(err.Error(), "\n", "\nkilroy-bot serve: "))
 		return 2
 	}
-	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+	logger := newServeLogger(stderr, cfg)
 	ctx = withLogger(ctx, logger)
 	deps, err := wireServe(ctx, cfg, productionWiring())
 	if err != nil {
@@ -109,12 +109,6 @@ type runSide struct {
 	// repository's web URL + "/commit/" + sha (queue.RunByID knows the
 	// run's repository); nil shows bare SHAs.
 	CommitURL func(runID, sha string) string
-}
-
-// productionWiring is the wiring `kilroy-bot serve` runs with: the run
-// side is plugged in here.
-func productionWiring() appWiring {
-	return appWiring{}
 }
 
 // wired is what serve has built for the run side.
@@ -245,15 +239,9 @@ func newRegistry(w *wired, wiring appWiring) (*prometheus.Registry, error) {
 	return reg, nil
 }
 
-// queueReady asks the queue a cheap indexed question. The queue has no
-// ping of its own; a lookup that finds nothing costs one index probe and
-// fails with queue.ErrUnavailable when the database does not answer.
-func queueReady(q *queue.Queue) func(context.Context) error {
-	return func(ctx context.Context) error {
-		_, _, err := q.LookupPRBySHA(ctx, "", "")
-		return err
-	}
-}
+// queueReady asks the database to answer; it fails with
+// queue.ErrUnavailable when it does not.
+func queueReady(q *queue.Queue) func(context.Context) error { return q.Ping }
 
 // runURL returns the function that links a run's page.
 func runURL(publicURL string) func(string) string {

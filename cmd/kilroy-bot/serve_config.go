@@ -15,6 +15,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -37,6 +38,10 @@ type serveConfig struct {
 	Policy        serverPolicy // decoded from ConfigFile
 	PublicURL     string       // base of details_url links, no trailing slash; "" for none
 	Workers       int
+	// RunDrain is how long shutdown lets running runs finish before it
+	// hands them back for the next start to resume; zero gives them the
+	// whole of the shutdown hook's time. Not a setting: tests shorten it.
+	RunDrain time.Duration
 }
 
 // serverPolicy is the server policy file (--config): what the operator

@@ -36,6 +36,10 @@ type RunArgs struct {
 	// ConfigFromBase runs the pipelines and config of the base branch, as
 	// for a fork PR approved by a `/kilroy run` comment.
 	ConfigFromBase bool `json:"config_from_base,omitempty"`
+	// Notes are what the run's summary check says besides the run itself
+	// (the run used the base branch's pipelines although the pull request
+	// changes them); kept with the job so the run's reporter shows them.
+	Notes []string `json:"notes,omitempty"`
 	// RunID is a ULID; EnqueueDelivery assigns one when it is empty.
 	RunID string `json:"run_id"`
 }

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/runner"
+	"github.com/kilroy-bot/kilroy-bot/runner/agent"
+	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
+	"github.com/kilroy-bot/kilroy-bot/runner/queue"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
+	"github.com/kilroy-bot/kilroy-bot/webhook"
+)
+
+// productionWiring is the wiring `kilroy-bot serve` runs with: the run
+// side is runner.Server over the queue, the App and the checks publisher.
+func productionWiring() appWiring {
+	return appWiring{
+		RunSide:    buildRunSide,
+		QueueDepth: func(ctx context.Context, q *queue.Queue) (int, error) { return q.Depth(ctx) },
+	}
+}
+
+// commitURLTimeout bounds the lookup of a run's repository for the links
+// of its page.
+const commitURLTimeout = 2 * time.Second
+
+// buildRunSide builds the runner.Server of serve and what serve needs of
+// it: the webhook sink, the workers' start and stop, commit links.
+func buildRunSide(_ context.Context, w wired) (runSide, error) {
+	host := sandbox.HostEnv()
+	env := runner.EnvInputs{Host: host, SecretNames: botSecretNames, SecretValues: secretValues(w.Config)}
+	web := webURL(w.Config.GitHubURL)
+	reporters := &reporterFactory{w: w, web: web}
+	srv, err := runner.NewServer(runner.ServerOptions{
+		DataDir: w.Config.DataDir,
+		Queue:   w.Queue,
+		GitHub: func(ctx context.Context, id int64) (runner.GitHub, error) {
+			return &githubAPI{c: w.App.Installation(ctx, id), reporters: reporters}, nil
+		},
+		NewReporter: reporters.New,
+		Tokens: func(_ context.Context, id int64, repo string) (gitops.TokenSource, func(context.Context) error, error) {
+			// Minted lazily, right before each fetch and push; revoked
+			// when the run or event ends.
+			rt := w.App.RepoTokens(id, repo, nil)
+			return gitops.TokenSource(rt.Token), rt.Revoke, nil
+		},
+		Env:      env,
+		NewAgent: newAgentFactory(w, env),
+		Logger:   w.Logger,
+	})
+	if err != nil {
+		return runSide{}, err
+	}
+	q := w.Queue
+	return runSide{
+		Sink: queueSink{srv: srv},
+		Start: func(ctx context.Context) (func(context.Context) error, error) {
+			// ctx ends when shutdown begins, and cancelling the queue's
+			// context is a hard stop that fails the running runs; the
+			// shutdown hook stops it gracefully instead.
+			if err := q.StartHandlers(context.WithoutCancel(ctx), srv.Handlers()); err != nil {
+				return nil, err
+			}
+			return stopQueue(q, w.Config.RunDrain), nil
+		},
+		CommitURL: func(runID, sha string) string {
+			ctx, cancel := context.WithTimeout(context.Background(), commitURLTimeout)
+			defer cancel()
+			run, err := q.RunByID(ctx, runID)
+			if err != nil || run.Repo == "" {
+				return ""
+			}
+			return web + "/" + run.Repo + "/commit/" + url.PathEscape(sha)
+		},
+	}, nil
+}
+
+// stopQueue is the shutdown hook: the queue stops taking jobs and lets the
+// running ones finish for drain (the whole of the hook's time when zero);
+// runs still going then are handed back, their checks left for the run's
+// resumption at the next start to complete.
+func stopQueue(q *queue.Queue, drain time.Duration) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if drain > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, drain)
+			defer cancel()
+		}
+		return q.Stop(ctx)
+	}
+}
+
+// secretValues are the bot's own secrets by value: no node environment
+// may carry them.
+func secretValues(cfg serveConfig) []string {
+	var out []string
+	for _, s := range []secret{cfg.WebhookSecret, cfg.PrivateKey, cfg.DatabaseURL} {
+		if len(s) > 0 {
+			out = append(out, string(s))
+		}
+	}
+	return out
+}
+
+// newAgentFactory builds each run's coding agent from the server policy's
+// backends, with the run's artifact-policy environment.
+func newAgentFactory(w wired, env runner.EnvInputs) runner.AgentFactory {
+	return func(policyEnv map[string]string) (attractor.Agent, error) {
+		a, err := agent.New(w.Config.Policy.Agents, agent.Deps{
+			HostEnv: env.Host, Policy: policyEnv, SecretNames: env.SecretNames, SecretValues: env.SecretValues,
+			Logger: w.Logger,
+		})
+		if err != nil {
+			return nil, err
+		}
+		return a, nil
+	}
+}
+
+// webURL is the web root of the GitHub whose API root is api, for links
+// to commits: github.com for api.github.com, https://HOST for GitHub
+// Enterprise's https://HOST/api/v3/.
+func webURL(api string) string {
+	u, err := url.Parse(api)
+	if err != nil {
+		return ""
+	}
+	if u.Host == "api.github.com" {
+		return "https://github.com"
+	}
+	u.Path = strings.TrimSuffix(strings.TrimSuffix(u.Path, "/"), "/api/v3")
+	return strings.TrimSuffix(u.String(), "/")
+}
+
+// queueSink is the webhook's Sink: it hands a delivery's event to the
+// runner, which records the delivery and enqueues the event job in one
+// transaction.
+type queueSink struct{ srv *runner.Server }
+
+func (s queueSink) Accept(ctx context.Context, d webhook.Delivery, ev webhook.Event) (webhook.Accepted, error) {
+	rev, err := runnerEvent(ev)
+	if err != nil {
+		return webhook.Accepted{}, err
+	}
+	res, err := s.srv.Accept(ctx, d.ID, d.Event, rev)
+	switch {
+	case errors.Is(err, queue.ErrUnavailable):
+		return webhook.Accepted{}, fmt.Errorf("%w: %w", webhook.ErrUnavailable, err)
+	case err != nil:
+		return webhook.Accepted{}, err
+	case res.Duplicate:
+		return webhook.Accepted{Duplicate: true}, nil
+	}
+	return webhook.Accepted{Job: "event-" + strconv.FormatInt(res.JobID, 10)}, nil
+}
+
+// runnerEvent converts the webhook's event into the runner's. The two
+// types carry the same JSON names by contract (runner imports no webhook
+// type), so a JSON round trip converts them and drops what the runner does
+// not use.
+func runnerEvent(ev webhook.Event) (runner.Event, error) {
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return runner.Event{}, fmt.Errorf("encode %s event: %w", ev.Kind, err)
+	}
+	var out runner.Event
+	if err := json.Unmarshal(data, &out); err != nil {
+		return runner.Event{}, fmt.Errorf("convert %s event: %w", ev.Kind, err)
+	}
+	return out, nil
+}
