@@ -13,8 +13,11 @@ func pullRequestRuns(action string) bool {
 
 func decodePullRequest(payload []byte) (Event, error) {
 	var p pullRequestPayload
-	if err := unmarshal(payload, &p); err != nil {
-		return Event{}, err
+	if !scanPullRequest(payload, &p) {
+		p = pullRequestPayload{}
+		if err := unmarshal(payload, &p); err != nil {
+			return Event{}, err
+		}
 	}
 	if !pullRequestRuns(p.Action) {
 		return Event{}, ignoredAction("pull_request", p.Action)

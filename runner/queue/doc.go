@@ -12,7 +12,9 @@
 // job (EnqueueEvent, same transaction, same dedupe): a worker on a queue of
 // its own (so events are decided while every run worker is busy) resolves
 // trust, configuration and pipelines, which need GitHub calls and a fetch,
-// and enqueues the runs with EnqueueRuns. Event jobs are retried with
+// and enqueues the runs with EnqueueRuns. Concurrent EnqueueEvent calls
+// share one transaction (group commit, batch.go): each still returns only
+// after the commit that holds its delivery. Event jobs are retried with
 // River's backoff; run jobs are not (see below). StartHandlers takes a
 // handler for each kind.
 //
@@ -48,7 +50,9 @@
 // does the same through River's JobSnooze(0). So every interrupted run
 // reaches a handler again, which either resumes or finishes it.
 //
-// Drivers. SQLite (modernc.org/sqlite, one file in the data dir, WAL) is the
+// Drivers. SQLite (modernc.org/sqlite, one file in the data dir, WAL with
+// the default synchronous=FULL, so a committed delivery survives a crash of
+// the process and a power loss alike) is the
 // default, for one process per data dir; a postgres:// URL selects pgx and
 // lets replicas share the queue.
 // The same code drives both: River is generic over the transaction type and

@@ -33,6 +33,9 @@ type engine interface {
 type txOps interface {
 	sqlExec
 	insertJob(ctx context.Context, args river.JobArgs) (*rivertype.JobInsertResult, error)
+	// insertJobs inserts several jobs with one statement; the results are
+	// in the order of args.
+	insertJobs(ctx context.Context, args []river.JobArgs) ([]*rivertype.JobInsertResult, error)
 	cancelJob(ctx context.Context, id int64) error
 }
 
@@ -135,6 +138,14 @@ type riverTx[TTx any] struct {
 
 func (t *riverTx[TTx]) insertJob(ctx context.Context, args river.JobArgs) (*rivertype.JobInsertResult, error) {
 	return t.e.client.InsertTx(ctx, t.tx, args, nil)
+}
+
+func (t *riverTx[TTx]) insertJobs(ctx context.Context, args []river.JobArgs) ([]*rivertype.JobInsertResult, error) {
+	params := make([]river.InsertManyParams, len(args))
+	for i, a := range args {
+		params[i] = river.InsertManyParams{Args: a}
+	}
+	return t.e.client.InsertManyTx(ctx, t.tx, params)
 }
 
 // cancelJob cancels a job in the transaction. River marks a running job for

@@ -60,7 +60,9 @@ type EventResult struct {
 // EnqueueEvent durably records a delivery and its event job in one
 // transaction, which is what the webhook's 202 promises: a redelivery of
 // the same id is a no-op (Duplicate), and heads are remembered SHA→PR
-// mappings as for EnqueueDelivery. Any database error wraps ErrUnavailable.
+// mappings as for EnqueueDelivery. Concurrent calls share a transaction
+// (see batch.go); each returns only after the commit that holds its
+// delivery. Any database error wraps ErrUnavailable.
 func (q *Queue) EnqueueEvent(ctx context.Context, d Delivery, ev EventArgs) (EventResult, error) {
 	if d.ID == "" {
 		return EventResult{}, errors.New("enqueue event: empty delivery id")
@@ -69,30 +71,7 @@ func (q *Queue) EnqueueEvent(ctx context.Context, d Delivery, ev EventArgs) (Eve
 	if len(ev.Payload) == 0 {
 		ev.Payload = json.RawMessage("null")
 	}
-	release, err := q.takeGate(ctx, "enqueue event "+d.ID)
-	if err != nil {
-		return EventResult{}, err
-	}
-	defer release()
-	var res EventResult
-	err = q.eng.inTx(ctx, func(tx txOps) error {
-		res = EventResult{}
-		fresh, err := q.recordDelivery(ctx, tx, d)
-		if err != nil || !fresh {
-			res.Duplicate = !fresh
-			return err
-		}
-		ins, err := tx.insertJob(ctx, ev)
-		if err != nil {
-			return fmt.Errorf("insert event job: %w", err)
-		}
-		res.JobID = ins.Job.ID
-		return nil
-	})
-	if err != nil {
-		return EventResult{}, unavailable("enqueue event "+d.ID, err)
-	}
-	return res, nil
+	return q.events.submit(ctx, d, ev)
 }
 
 // EnqueueRuns enqueues runs decided by an event handler: the same

@@ -83,6 +83,8 @@ type Queue struct {
 	// waiter, which under a burst of webhooks turned into a long latency
 	// tail; waiting on a channel is first come, first served.
 	enqueueGate chan struct{}
+	// events is the group committer of EnqueueEvent (batch.go).
+	events *eventBatcher
 	// active are the runs this process is working.
 	active activeRuns
 	// stopping is set by Stop so workers can tell a shutdown from a cancel.
@@ -128,6 +130,8 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 	if err := q.init(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("open queue: %w: %w", ErrUnavailable, err), eng.close())
 	}
+	q.events = newEventBatcher()
+	go q.commitEvents(q.events)
 	return q, nil
 }
 
@@ -165,6 +169,7 @@ func (q *Queue) Close() error {
 			q.log.Warn("queue: stop on close", "err", err)
 		}
 	}
+	q.events.shutdown()
 	return q.eng.close()
 }
 

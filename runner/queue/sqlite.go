@@ -19,10 +19,13 @@ const dbFile = "kilroy.db"
 // sqliteDSN turns on WAL (readers do not block the writer), waits on a busy
 // database instead of failing, enforces foreign keys and begins every
 // transaction IMMEDIATE, so a read-then-write transaction cannot fail with
-// SQLITE_BUSY halfway.
+// SQLITE_BUSY halfway. synchronous=FULL (SQLite's default, said here so it
+// stays) syncs the WAL at every commit, so an acknowledged delivery also
+// survives a power loss; group commit (batch.go) pays that once per batch.
+// NORMAL measured no faster here.
 func sqliteDSN(path string) string {
 	return "file:" + path +
-		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_txlock=immediate"
+		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=foreign_keys(1)&_pragma=synchronous(FULL)&_txlock=immediate"
 }
 
 func openSQLite(ctx context.Context, dir string, cfg *river.Config) (engine, error) {
