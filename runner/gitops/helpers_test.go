@@ -164,10 +164,3 @@ func containsAny(s string, subs ...string) bool {
 	}
 	return false
 }
-
-func removeIfExists(p string) error {
-	if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
-		return err
-	}
-	return nil
-}
