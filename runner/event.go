@@ -2,40 +2,62 @@ package runner
 
 import "strings"
 
-// EventKind says what a delivery asks for.
+// EventKind says what a delivery asks for. The worker switches on it.
 type EventKind string
 
-// Kinds of events. They and every field of Event carry the same names and
-// JSON keys as the webhook's decoded event, so the composition root can
-// hand one over as JSON without runner importing webhook.
+// Kinds of events. The webhook decodes deliveries straight into Event;
+// the names and JSON keys of Event are the stored format of event jobs.
 const (
-	KindPullRequest    EventKind = "pull_request"
+	// KindPullRequest: a pull request was opened, pushed to, reopened or
+	// marked ready for review. Drafts pass through with PR.Draft set.
+	KindPullRequest EventKind = "pull_request"
+	// KindCommentCommand: a /kilroy comment on a pull request; see Command.
 	KindCommentCommand EventKind = "comment_command"
-	KindRerun          EventKind = "rerun"
-	KindCancel         EventKind = "cancel"
-	KindInstallation   EventKind = "installation"
-	KindPing           EventKind = "ping"
+	// KindRerun: a check run or check suite re-run button, or the "rerun"
+	// requested action. It re-runs CheckRun.HeadSHA or CheckSuite.HeadSHA.
+	KindRerun EventKind = "rerun"
+	// KindCancel: the "cancel" requested action of a check run.
+	KindCancel EventKind = "cancel"
+	// KindInstallation: installation and installation_repositories
+	// deliveries, recorded so the store knows where the App is installed.
+	KindInstallation EventKind = "installation"
+	// KindPing: the hook's ping, recorded to show the hook works.
+	KindPing EventKind = "ping"
 )
 
-// Event is an accepted delivery, as stored in its event job.
+// Event is an accepted delivery, as the webhook extracted it and as stored
+// in its event job. Only the fields that its Kind uses are set.
 type Event struct {
-	Kind           EventKind   `json:"kind"`
-	Action         string      `json:"action,omitempty"`
-	InstallationID int64       `json:"installation_id,omitempty"`
-	Repo           Repo        `json:"repo"`
-	PR             PullRequest `json:"pr"`
-	Sender         Actor       `json:"sender"`
-	Command        Command     `json:"command"`
-	CommentID      int64       `json:"comment_id,omitempty"`
-	CheckRun       CheckRun    `json:"check_run"`
-	CheckSuite     CheckSuite  `json:"check_suite"`
+	Kind EventKind `json:"kind"`
+	// Action is the payload's action ("opened", "created", "rerequested",
+	// "requested_action", "added", ...); empty for ping.
+	Action         string `json:"action,omitempty"`
+	InstallationID int64  `json:"installation_id,omitempty"`
+	Repo           Repo   `json:"repo"`
+	// PR is the pull request of a pull_request event, and the number and
+	// author of the pull request a comment was made on (the worker fetches
+	// its head).
+	PR     PullRequest `json:"pr"`
+	Sender Actor       `json:"sender"`
+	// Command and CommentID are set for KindCommentCommand.
+	Command   Command `json:"command"`
+	CommentID int64   `json:"comment_id,omitempty"`
+	// CheckRun is set for check_run deliveries, CheckSuite for check_run
+	// (its suite) and check_suite deliveries.
+	CheckRun   CheckRun   `json:"check_run"`
+	CheckSuite CheckSuite `json:"check_suite"`
 	// PullNumbers are the pull requests GitHub lists for a check run or
-	// suite; empty for fork pull requests (the queue maps SHA→PR).
+	// suite. GitHub leaves the list empty for fork pull requests, so the
+	// queue maps head SHA to pull request itself.
 	PullNumbers []int `json:"pull_numbers,omitempty"`
+	// Installation is set for KindInstallation.
+	Installation InstallationChange `json:"installation,omitzero"`
 }
 
-// Repo is the base repository of a pull request.
+// Repo is the repository a delivery is about: the base repository of a
+// pull request.
 type Repo struct {
+	ID       int64  `json:"id,omitempty"`
 	Owner    string `json:"owner,omitempty"`
 	Name     string `json:"name,omitempty"`
 	FullName string `json:"full_name,omitempty"`
@@ -50,50 +72,83 @@ type PullRequest struct {
 	Number           int    `json:"number,omitempty"`
 	State            string `json:"state,omitempty"` // open, closed; from the API only
 	HeadSHA          string `json:"head_sha,omitempty"`
+	HeadRef          string `json:"head_ref,omitempty"`
 	HeadRepoFullName string `json:"head_repo_full_name,omitempty"`
 	BaseRef          string `json:"base_ref,omitempty"`
+	BaseSHA          string `json:"base_sha,omitempty"`
 	Draft            bool   `json:"draft,omitempty"`
-	// Fork is true when the head lives in another repository than the
-	// base, or that repository was deleted.
+	// Fork is true when the head lives in another repository than the base
+	// (or that repository was deleted). A pull request between two branches
+	// of a repository that is itself a fork is not a fork pull request.
 	Fork        bool   `json:"fork,omitempty"`
 	AuthorLogin string `json:"author_login,omitempty"`
 }
 
-// Actor is the account behind a delivery.
+// Actor is the account that caused a delivery.
 type Actor struct {
+	ID    int64  `json:"id,omitempty"`
 	Login string `json:"login,omitempty"`
-	Type  string `json:"type,omitempty"` // User, Bot, Organization
+	// Type is GitHub's account type: "User", "Bot" or "Organization".
+	Type string `json:"type,omitempty"`
 }
+
+// Verb is what a /kilroy comment asks for.
+type Verb string
 
 // Verbs of a comment command.
 const (
-	VerbRun     = "run"
-	VerbCancel  = "cancel"
-	VerbHelp    = "help"
-	VerbUnknown = "unknown"
-	VerbInvalid = "invalid"
+	VerbRun    Verb = "run"
+	VerbCancel Verb = "cancel"
+	VerbHelp   Verb = "help"
+	// VerbUnknown: the word after /kilroy is not a command; Unknown holds
+	// it and Suggestion the nearest command, if one is near.
+	VerbUnknown Verb = "unknown"
+	// VerbInvalid: run or cancel named pipelines that are not valid names
+	// (listed in Invalid); nothing should run.
+	VerbInvalid Verb = "invalid"
 )
 
-// Command is a parsed `/kilroy` comment.
+// Command is a parsed /kilroy comment; the webhook parses it.
 type Command struct {
-	Verb       string   `json:"verb,omitempty"`
-	Pipelines  []string `json:"pipelines,omitempty"` // empty: all
-	Invalid    []string `json:"invalid,omitempty"`
-	Unknown    string   `json:"unknown,omitempty"`
-	Suggestion string   `json:"suggestion,omitempty"`
+	Verb Verb `json:"verb,omitempty"`
+	// Pipelines are the names given to run or cancel, without duplicates;
+	// empty means all.
+	Pipelines []string `json:"pipelines,omitempty"`
+	// Invalid are the names that are not pipeline names (VerbInvalid).
+	Invalid []string `json:"invalid,omitempty"`
+	// Unknown is the unrecognised word as written (VerbUnknown).
+	Unknown string `json:"unknown,omitempty"`
+	// Suggestion is the command Unknown was probably meant to be, or "".
+	Suggestion string `json:"suggestion,omitempty"`
 }
 
 // CheckRun is the check run whose button was pressed.
 type CheckRun struct {
-	Name            string `json:"name,omitempty"`
-	HeadSHA         string `json:"head_sha,omitempty"`
-	ExternalID      string `json:"external_id,omitempty"`
-	RequestedAction string `json:"requested_action,omitempty"` // rerun, cancel
+	ID         int64  `json:"id,omitempty"`
+	Name       string `json:"name,omitempty"`
+	HeadSHA    string `json:"head_sha,omitempty"`
+	ExternalID string `json:"external_id,omitempty"`
+	// RequestedAction is the identifier of a requested_action button:
+	// "rerun" or "cancel".
+	RequestedAction string `json:"requested_action,omitempty"`
 }
 
-// CheckSuite is the suite of a re-run request.
+// CheckSuite is the check suite of a re-run request.
 type CheckSuite struct {
+	ID      int64  `json:"id,omitempty"`
 	HeadSHA string `json:"head_sha,omitempty"`
+}
+
+// InstallationChange is what an installation delivery changed.
+type InstallationChange struct {
+	// Account is the login of the user or organization the App is installed on.
+	Account string `json:"account,omitempty"`
+	AppID   int64  `json:"app_id,omitempty"`
+	// Added and Removed are repository full names: the repositories of an
+	// installation that was created (Added) or deleted (Removed), or those
+	// of an installation_repositories delivery.
+	Added   []string `json:"added,omitempty"`
+	Removed []string `json:"removed,omitempty"`
 }
 
 // fork reports whether the pull request's head is outside the base

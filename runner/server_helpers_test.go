@@ -282,7 +282,7 @@ func (e *serverEnv) prEvent(action string, p ghapptest.Pull) Event {
 
 // commentEvent is a /kilroy comment by sender on pull request n.
 func (e *serverEnv) commentEvent(n int, sender string, cmd Command) Event {
-	c := e.gh.AddComment("octo", "widgets", ghapptest.Comment{Issue: n, User: sender, Body: "/kilroy " + cmd.Verb})
+	c := e.gh.AddComment("octo", "widgets", ghapptest.Comment{Issue: n, User: sender, Body: "/kilroy " + string(cmd.Verb)})
 	return Event{Kind: KindCommentCommand, Action: "created", InstallationID: e.gh.InstallationID("octo"),
 		Repo: e.baseRepo(), PR: PullRequest{Number: n}, Sender: Actor{Login: sender, Type: "User"},
 		Command: cmd, CommentID: c.ID}

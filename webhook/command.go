@@ -4,22 +4,20 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/kilroy-bot/kilroy-bot/runner"
 )
 
 // Verb is what a /kilroy comment asks for.
-type Verb string
+type Verb = runner.Verb
 
-// Verbs of a comment command.
+// Verbs of a comment command; see runner.Verb.
 const (
-	VerbRun    Verb = "run"
-	VerbCancel Verb = "cancel"
-	VerbHelp   Verb = "help"
-	// VerbUnknown: the word after /kilroy is not a command; Unknown holds
-	// it and Suggestion the nearest command, if one is near.
-	VerbUnknown Verb = "unknown"
-	// VerbInvalid: run or cancel named pipelines that are not valid names
-	// (listed in Invalid); nothing should run.
-	VerbInvalid Verb = "invalid"
+	VerbRun     = runner.VerbRun
+	VerbCancel  = runner.VerbCancel
+	VerbHelp    = runner.VerbHelp
+	VerbUnknown = runner.VerbUnknown
+	VerbInvalid = runner.VerbInvalid
 )
 
 // Usage lists the commands, for replies to help and unknown commands.
@@ -30,18 +28,7 @@ const Usage = "`/kilroy run [PIPELINE...]` runs the named pipelines (all when no
 const commandPrefix = "/kilroy"
 
 // Command is a parsed /kilroy comment.
-type Command struct {
-	Verb Verb `json:"verb,omitempty"`
-	// Pipelines are the names given to run or cancel, without duplicates;
-	// empty means all.
-	Pipelines []string `json:"pipelines,omitempty"`
-	// Invalid are the names that are not pipeline names (VerbInvalid).
-	Invalid []string `json:"invalid,omitempty"`
-	// Unknown is the unrecognised word as written (VerbUnknown).
-	Unknown string `json:"unknown,omitempty"`
-	// Suggestion is the command Unknown was probably meant to be, or "".
-	Suggestion string `json:"suggestion,omitempty"`
-}
+type Command = runner.Command
 
 // pipelineName is what a pipeline may be called on a command line; it keeps
 // paths, options and markup out of the names a worker looks up.

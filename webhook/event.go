@@ -1,25 +1,30 @@
 package webhook
 
-// Kind says what a delivery asks for. The worker switches on it.
-type Kind string
+import "github.com/kilroy-bot/kilroy-bot/runner"
 
-// Kinds of accepted events.
+// The webhook decodes deliveries straight into the runner's event model,
+// which the queue stores; these aliases keep the webhook's names.
+type (
+	// Event is what the webhook extracted from an accepted delivery.
+	Event = runner.Event
+	// Kind says what a delivery asks for.
+	Kind               = runner.EventKind
+	Repo               = runner.Repo
+	PullRequest        = runner.PullRequest
+	Actor              = runner.Actor
+	CheckRun           = runner.CheckRun
+	CheckSuite         = runner.CheckSuite
+	InstallationChange = runner.InstallationChange
+)
+
+// Kinds of accepted events; see runner.EventKind.
 const (
-	// KindPullRequest: a pull request was opened, pushed to, reopened or
-	// marked ready for review. Drafts pass through with PR.Draft set.
-	KindPullRequest Kind = "pull_request"
-	// KindCommentCommand: a /kilroy comment on a pull request; see Command.
-	KindCommentCommand Kind = "comment_command"
-	// KindRerun: a check run or check suite re-run button, or the "rerun"
-	// requested action. It re-runs CheckRun.HeadSHA or CheckSuite.HeadSHA.
-	KindRerun Kind = "rerun"
-	// KindCancel: the "cancel" requested action of a check run.
-	KindCancel Kind = "cancel"
-	// KindInstallation: installation and installation_repositories
-	// deliveries, recorded so the store knows where the App is installed.
-	KindInstallation Kind = "installation"
-	// KindPing: the hook's ping, recorded to show the hook works.
-	KindPing Kind = "ping"
+	KindPullRequest    = runner.KindPullRequest
+	KindCommentCommand = runner.KindCommentCommand
+	KindRerun          = runner.KindRerun
+	KindCancel         = runner.KindCancel
+	KindInstallation   = runner.KindInstallation
+	KindPing           = runner.KindPing
 )
 
 // Delivery identifies one webhook delivery, from its headers.
@@ -30,98 +35,4 @@ type Delivery struct {
 	Event string `json:"event"`
 	// HookID is X-GitHub-Hook-ID, when sent.
 	HookID string `json:"hook_id,omitempty"`
-}
-
-// Event is what the webhook extracted from an accepted delivery. Only the
-// fields that its Kind uses are set.
-type Event struct {
-	Kind Kind `json:"kind"`
-	// Action is the payload's action ("opened", "created", "rerequested",
-	// "requested_action", "added", ...); empty for ping.
-	Action         string `json:"action,omitempty"`
-	InstallationID int64  `json:"installation_id,omitempty"`
-	Repo           Repo   `json:"repo"`
-	// PR is the pull request of a pull_request event, and the number and
-	// author of the pull request a comment was made on (the worker fetches
-	// its head).
-	PR     PullRequest `json:"pr"`
-	Sender Actor       `json:"sender"`
-	// Command and CommentID are set for KindCommentCommand.
-	Command   Command `json:"command"`
-	CommentID int64   `json:"comment_id,omitempty"`
-	// CheckRun is set for check_run deliveries, CheckSuite for check_run
-	// (its suite) and check_suite deliveries.
-	CheckRun   CheckRun   `json:"check_run"`
-	CheckSuite CheckSuite `json:"check_suite"`
-	// PullNumbers are the pull requests GitHub lists for a check run or
-	// suite. GitHub leaves the list empty for fork pull requests, so the
-	// worker needs its own head SHA to pull request mapping.
-	PullNumbers []int `json:"pull_numbers,omitempty"`
-	// Installation is set for KindInstallation.
-	Installation InstallationChange `json:"installation"`
-}
-
-// Repo is the repository a delivery is about: the base repository of a pull
-// request.
-type Repo struct {
-	ID            int64  `json:"id,omitempty"`
-	Owner         string `json:"owner,omitempty"`
-	Name          string `json:"name,omitempty"`
-	FullName      string `json:"full_name,omitempty"`
-	CloneURL      string `json:"clone_url,omitempty"`
-	DefaultBranch string `json:"default_branch,omitempty"`
-}
-
-// PullRequest is the part of a pull request the worker needs to decide and
-// run.
-type PullRequest struct {
-	Number           int    `json:"number,omitempty"`
-	HeadSHA          string `json:"head_sha,omitempty"`
-	HeadRef          string `json:"head_ref,omitempty"`
-	HeadRepoFullName string `json:"head_repo_full_name,omitempty"`
-	BaseRef          string `json:"base_ref,omitempty"`
-	BaseSHA          string `json:"base_sha,omitempty"`
-	Draft            bool   `json:"draft,omitempty"`
-	// Fork is true when the head lives in another repository than the base
-	// (or that repository was deleted). A pull request between two branches
-	// of a repository that is itself a fork is not a fork pull request.
-	Fork        bool   `json:"fork,omitempty"`
-	AuthorLogin string `json:"author_login,omitempty"`
-}
-
-// Actor is the account that caused a delivery.
-type Actor struct {
-	ID    int64  `json:"id,omitempty"`
-	Login string `json:"login,omitempty"`
-	// Type is GitHub's account type: "User", "Bot" or "Organization".
-	Type string `json:"type,omitempty"`
-}
-
-// CheckRun is the check run whose button was pressed.
-type CheckRun struct {
-	ID         int64  `json:"id,omitempty"`
-	Name       string `json:"name,omitempty"`
-	HeadSHA    string `json:"head_sha,omitempty"`
-	ExternalID string `json:"external_id,omitempty"`
-	// RequestedAction is the identifier of a requested_action button:
-	// "rerun" or "cancel".
-	RequestedAction string `json:"requested_action,omitempty"`
-}
-
-// CheckSuite is the check suite of a re-run request.
-type CheckSuite struct {
-	ID      int64  `json:"id,omitempty"`
-	HeadSHA string `json:"head_sha,omitempty"`
-}
-
-// InstallationChange is what an installation delivery changed.
-type InstallationChange struct {
-	// Account is the login of the user or organization the App is installed on.
-	Account string `json:"account,omitempty"`
-	AppID   int64  `json:"app_id,omitempty"`
-	// Added and Removed are repository full names: the repositories of an
-	// installation that was created (Added) or deleted (Removed), or those
-	// of an installation_repositories delivery.
-	Added   []string `json:"added,omitempty"`
-	Removed []string `json:"removed,omitempty"`
 }

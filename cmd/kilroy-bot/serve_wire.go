@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -145,12 +144,8 @@ func webURL(api string) string {
 // transaction.
 type queueSink struct{ srv *runner.Server }
 
-func (s queueSink) Accept(ctx context.Context, d webhook.Delivery, ev webhook.Event) (webhook.Accepted, error) {
-	rev, err := runnerEvent(ev)
-	if err != nil {
-		return webhook.Accepted{}, err
-	}
-	res, err := s.srv.Accept(ctx, d.ID, d.Event, rev)
+func (s queueSink) Accept(ctx context.Context, d webhook.Delivery, ev runner.Event) (webhook.Accepted, error) {
+	res, err := s.srv.Accept(ctx, d.ID, d.Event, ev)
 	switch {
 	case errors.Is(err, queue.ErrUnavailable):
 		return webhook.Accepted{}, fmt.Errorf("%w: %w", webhook.ErrUnavailable, err)
@@ -160,20 +155,4 @@ func (s queueSink) Accept(ctx context.Context, d webhook.Delivery, ev webhook.Ev
 		return webhook.Accepted{Duplicate: true}, nil
 	}
 	return webhook.Accepted{Job: "event-" + strconv.FormatInt(res.JobID, 10)}, nil
-}
-
-// runnerEvent converts the webhook's event into the runner's. The two
-// types carry the same JSON names by contract (runner imports no webhook
-// type), so a JSON round trip converts them and drops what the runner does
-// not use.
-func runnerEvent(ev webhook.Event) (runner.Event, error) {
-	data, err := json.Marshal(ev)
-	if err != nil {
-		return runner.Event{}, fmt.Errorf("encode %s event: %w", ev.Kind, err)
-	}
-	var out runner.Event
-	if err := json.Unmarshal(data, &out); err != nil {
-		return runner.Event{}, fmt.Errorf("convert %s event: %w", ev.Kind, err)
-	}
-	return out, nil
 }
