@@ -172,22 +172,29 @@ func (r *Recorder) EdgeSelected(_ context.Context, ev attractor.EdgeSelected) er
 	if ev.Edge == nil {
 		method = ev.Method
 	}
+	r.take(ev.From, ev.To, method, ev.Edge)
+	return nil
+}
+
+// take counts a transition from → to along edge, or as the jump method
+// when it is set; a nil edge matches any view with the same method. The
+// caller holds mu.
+func (r *Recorder) take(from, to string, method attractor.EdgeMethod, edge *attractor.Edge) {
 	for i := range r.view.Edges {
 		e := &r.view.Edges[i]
-		if e.From == ev.From && e.To == ev.To && e.Jump == method && r.sameEdge(e, ev.Edge) {
+		if e.From == from && e.To == to && e.Jump == method && r.sameEdge(e, edge) {
 			e.Taken++
-			return nil
+			return
 		}
 	}
-	e := EdgeView{From: ev.From, To: ev.To, Jump: method, Taken: 1}
-	if ev.Edge != nil {
-		e.Label = ev.Edge.Label
-		if ev.Edge.Condition != nil {
-			e.Condition = ev.Edge.Condition.Source
+	e := EdgeView{From: from, To: to, Jump: method, Taken: 1}
+	if edge != nil {
+		e.Label = edge.Label
+		if edge.Condition != nil {
+			e.Condition = edge.Condition.Source
 		}
 	}
 	r.view.Edges = append(r.view.Edges, e)
-	return nil
 }
 
 // sameEdge tells parallel edges between the same nodes apart by label and
@@ -238,7 +245,8 @@ func (r *Recorder) RunFinished(_ context.Context, res *attractor.RunResult) erro
 }
 
 // fillFromResult gives nodes completed before this recorder started
-// listening (a resumed run) their final outcome.
+// listening their final outcome: a resumed run whose host could not Seed
+// the recorder.
 func (r *Recorder) fillFromResult(res *attractor.RunResult) {
 	for _, id := range res.Completed {
 		n := r.node(nil, id)

@@ -27,6 +27,9 @@ type prRun struct {
 	dir RunDir
 	git *gitops.Git // authenticates fetches and pushes of this run
 	rep Reporter
+	// history is what the run did before this execution resumed it; nil
+	// when it starts over.
+	history *History
 }
 
 // HandleRun works one run job: a fresh token, the mirror fetched, a
@@ -117,6 +120,11 @@ func (r *prRun) resume(ctx context.Context, src gitops.TokenSource) (*Prepared, 
 		return nil, false
 	}
 	r.git = git
+	// Read now: the resumed run appends to progress.ndjson. Without the
+	// history the checks still complete, the earlier nodes just show less.
+	if r.history, err = readHistory(r.dir, cp.State); err != nil {
+		r.log.Warn("run: read what the run did before it was interrupted", "err", err)
+	}
 	r.log.Info("run: resuming", "checkpoint", cp.CommitSHA)
 	return p, true
 }
@@ -134,7 +142,8 @@ func (r *prRun) clearRunDir() error {
 // adopt makes the run's reporter and takes over its queued checks.
 func (r *prRun) adopt(ctx context.Context, graph *attractor.Pipeline) error {
 	rep, err := r.s.o.NewReporter(ctx, ReportTarget{InstallationID: r.job.InstallationID, Repo: r.job.Repo,
-		HeadSHA: r.job.HeadSHA, PR: r.job.PR, Pipeline: r.job.Pipeline, RunID: r.job.RunID, Graph: graph, Notes: r.job.Notes})
+		HeadSHA: r.job.HeadSHA, PR: r.job.PR, Pipeline: r.job.Pipeline, RunID: r.job.RunID, Graph: graph, Notes: r.job.Notes,
+		History: r.history})
 	if err != nil {
 		return err
 	}

@@ -101,6 +101,9 @@ type ReportTarget struct {
 	// used the base branch's pipelines although the pull request changes
 	// them.
 	Notes []string
+	// History is what the run did before this execution resumed it, for
+	// the checks to show; nil when the run starts from the beginning.
+	History *History
 }
 
 // TokenSource makes a repository's git credentials for one run: source is

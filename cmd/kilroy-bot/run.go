@@ -66,7 +66,7 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	for _, d := range prep.Warnings {
 		fmt.Fprintln(stderr, d.String())
 	}
-	return execute(ctx, stdout, stderr, prep, o)
+	return execute(ctx, stdout, stderr, prep, o, nil)
 }
 
 // resumeLocal implements `kilroy-bot resume RUN_DIR`.
@@ -91,7 +91,13 @@ func resumeLocal(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if err != nil {
 		return reportSetupError(stderr, err)
 	}
-	return execute(ctx, stdout, stderr, prep, o)
+	// Read before executing, which appends to the run's progress. Without
+	// it the run goes on; the report just shows less of the earlier nodes.
+	h, err := runner.ReadHistory(string(prep.Dir))
+	if err != nil {
+		fmt.Fprintf(stderr, "kilroy-bot: the report will not show what the run did before it was interrupted: %v\n", err)
+	}
+	return execute(ctx, stdout, stderr, prep, o, h)
 }
 
 func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
@@ -146,9 +152,13 @@ func (f *localFlags) interviewer(stderr io.Writer) attractor.Interviewer {
 }
 
 // execute runs a prepared run with the report recorder listening, then
-// writes report.md and prints it.
-func execute(ctx context.Context, stdout, stderr io.Writer, prep *runner.Prepared, o runner.LocalOptions) int {
+// writes report.md and prints it. history is what a resumed run did
+// before it was interrupted; nil for a new run.
+func execute(ctx context.Context, stdout, stderr io.Writer, prep *runner.Prepared, o runner.LocalOptions, history *runner.History) int {
 	rec := checks.NewRecorder(prep.Pipeline, checks.RunInfo{Pipeline: prep.Name, RunID: prep.RunID, HeadSHA: prep.BaseSHA})
+	if history != nil {
+		rec.Seed(priorOf(history))
+	}
 	o.Listener = rec
 	res, err := prep.Execute(ctx, o)
 	if err != nil {
@@ -167,6 +177,19 @@ func execute(ctx context.Context, stdout, stderr io.Writer, prep *runner.Prepare
 		return 1
 	}
 	return 0
+}
+
+// priorOf hands the checks what the runner read of an interrupted run.
+func priorOf(h *runner.History) checks.Prior {
+	var p checks.Prior
+	for _, n := range h.Nodes {
+		p.Nodes = append(p.Nodes, checks.PriorNode{ID: n.ID, Visits: n.Visits, Attempts: n.Attempts,
+			Duration: n.Duration, Outcome: n.Outcome, CheckpointSHA: n.CheckpointSHA, Dir: n.Dir})
+	}
+	for _, e := range h.Edges {
+		p.Edges = append(p.Edges, checks.PriorEdge{From: e.From, To: e.To, Method: e.Method})
+	}
+	return p
 }
 
 func reportSetupError(stderr io.Writer, err error) int {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -320,7 +321,8 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 		t.Fatalf("the killer node did not run: %v", err)
 	}
 	var cp struct {
-		State struct {
+		CommitSHA string `json:"commit_sha"`
+		State     struct {
 			Completed []string `json:"completed_nodes"`
 		} `json:"state"`
 	}
@@ -333,6 +335,30 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	}
 	if diff := cmp.Diff(cp.State.Completed, []string{"start", "one"}); diff != "" {
 		t.Fatalf("checkpointed nodes at the kill (-got +want):\n%s", diff)
+	}
+	// What the report of the resumed run must show for node one, which
+	// only the interrupted run heard.
+	oneMS := int64(-1)
+	progress, err := os.ReadFile(filepath.Join(runDir, "progress.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for line := range strings.Lines(string(progress)) {
+		var ev struct {
+			Type       string `json:"type"`
+			Node       string `json:"node"`
+			DurationMS int64  `json:"duration_ms"`
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "node_finished" && ev.Node == "one" {
+			oneMS = ev.DurationMS
+		}
+	}
+	if oneMS < 0 {
+		t.Fatalf("progress.ndjson has no node_finished of one:\n%s", progress)
+	}
+	oneDuration := "—"
+	if oneMS > 0 {
+		oneDuration = fmt.Sprintf("%.1fs", (time.Duration(oneMS) * time.Millisecond).Seconds())
 	}
 
 	code, stdout, stderr := kilroyBot(t, "resume", runDir)
@@ -352,6 +378,15 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	}
 	if !strings.Contains(stdout, "`two`") {
 		t.Errorf("resumed run's report does not show node two:\n%s", stdout)
+	}
+	// Node one ran before the kill: its row has its attempt, duration and
+	// checkpoint from the interrupted run, not dashes.
+	wantOne := "| `one` | tool | ✅ success | 1 | " + oneDuration + " | `" + cp.CommitSHA[:7] + "` |"
+	if !strings.Contains(stdout, wantOne+"\n") {
+		t.Errorf("resumed run's report lacks the row\n%s\nreport:\n%s", wantOne, stdout)
+	}
+	if want := "| `killer` | tool | ✅ success | 1 | "; !strings.Contains(stdout, want) {
+		t.Errorf("resumed run's report shows killer's interrupted attempt; want one attempt:\n%s", stdout)
 	}
 	if got := gitT(t, repo, "worktree", "list", "--porcelain"); strings.Count(got, "worktree ") != 1 {
 		t.Errorf("worktrees left after the resumed run:\n%s", got)

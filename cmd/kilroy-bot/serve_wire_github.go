@@ -120,6 +120,11 @@ func (f *reporterFactory) New(ctx context.Context, t runner.ReportTarget) (runne
 	client, repo := f.w.App.Installation(ctx, t.InstallationID), ghapp.Repo{Owner: owner, Name: name}
 	pub := checks.NewPublisher(client, repo, t.Graph,
 		checks.RunInfo{Pipeline: t.Pipeline, RunID: t.RunID, HeadSHA: t.HeadSHA, Notes: t.Notes}, f.options(t.Repo))
+	if t.History != nil {
+		// Before Adopt, so that the adopted checks show the nodes the run
+		// finished before it was interrupted as they ran.
+		pub.Seed(priorOf(t.History))
+	}
 	return &reporter{Publisher: pub, metrics: f.w.Metrics.Listener(), log: f.w.Logger,
 		api: client, repo: repo, target: t, locks: &f.locks,
 		shuttingDown: func() bool { return errors.Is(context.Cause(ctx), queue.ErrStopping) }}, nil
