@@ -3,10 +3,11 @@
 # git repository in a temporary directory and runs its .kilroy/ci.dot with
 # `kilroy-bot run`. The report goes to stdout, progress to stderr. The
 # example's vet step finds a real bug, so the run fails (exit 1) on purpose.
+# The temporary directory is kept so the run branch (git -C DIR/repo log
+# kilroy/run/ci/...) and the run directory can be looked at afterwards.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
 
 cp -R "$here/examples/hello" "$work/repo"
 git -C "$work/repo" init -q -b main
@@ -19,5 +20,5 @@ set +e
 "$work/kilroy-bot" run --repo "$work/repo" --data-dir "$work/data" "$@"
 code=$?
 set -e
-echo "kilroy-bot run exited $code" >&2
+echo "kilroy-bot run exited $code; the example repository, its run branch and the run directory are kept in $work (remove it when done)" >&2
 exit "$code"
