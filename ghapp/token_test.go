@@ -1,6 +1,7 @@
 package ghapp
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -179,5 +180,48 @@ func TestTokenFormatsRedacted(t *testing.T) {
 	b, err := tok.MarshalJSON()
 	if err != nil || strings.Contains(string(b), "SuperSecret") {
 		t.Errorf("MarshalJSON = %s, %v: leaks the value", b, err)
+	}
+}
+
+// TestRepoTokensRevokeATokenMintedAsTheCallerGaveUp: a caller whose
+// context ends while GitHub issues its token (a run's background push
+// stopped as the run finishes) gets an error, but the token GitHub issued
+// is still revoked with the others.
+func TestRepoTokensRevokeATokenMintedAsTheCallerGaveUp(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	f := newFixture(t, func(next http.RoundTripper) http.RoundTripper {
+		return roundTripFunc(func(req *http.Request) (*http.Response, error) {
+			resp, err := next.RoundTrip(req)
+			if req.Method == http.MethodPost && strings.HasSuffix(req.URL.Path, "/access_tokens") {
+				cancel() // GitHub has issued the token; the caller gives up
+				if err == nil && req.Context().Err() != nil {
+					resp.Body.Close()
+					return nil, req.Context().Err()
+				}
+			}
+			return resp, err
+		})
+	})
+	rt := f.app.RepoTokens(f.inst, "widgets", nil)
+	if _, err := rt.Token(ctx); err == nil {
+		t.Fatal("Token after its caller gave up: no error")
+	}
+	if err := rt.Revoke(t.Context()); err != nil {
+		t.Fatalf("Revoke: %v", err)
+	}
+	toks := f.srv.Tokens()
+	var repoTokens int
+	for _, tok := range toks {
+		if tok.Repositories == nil {
+			continue
+		}
+		repoTokens++
+		if !tok.Revoked {
+			t.Errorf("%v issued as the caller gave up is not revoked", tok)
+		}
+	}
+	if repoTokens != 1 {
+		t.Errorf("%d repository tokens issued, want 1: %v", repoTokens, toks)
 	}
 }

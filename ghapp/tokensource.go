@@ -5,6 +5,7 @@ import (
 	"errors"
 	"maps"
 	"sync"
+	"time"
 )
 
 // TokenSource returns a credential for git, called right before each
@@ -39,14 +40,26 @@ func (r *RepoTokens) Token(ctx context.Context) (string, error) {
 	if r.cur.fresh(r.app.policy.now()) {
 		return r.cur.Value, nil
 	}
-	tok, err := r.app.RepoToken(ctx, r.installation, r.repo, r.perms)
+	// Minted to the end even when ctx ends meanwhile (a run's background
+	// push stopped as the run finishes): GitHub may already have issued the
+	// token, and one not recorded here is never revoked. mintTimeout still
+	// bounds it.
+	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), mintTimeout)
+	defer cancel()
+	tok, err := r.app.RepoToken(mctx, r.installation, r.repo, r.perms)
 	if err != nil {
 		return "", err
 	}
 	r.cur = tok
 	r.issued = append(r.issued, tok)
+	if err := context.Cause(ctx); err != nil {
+		return "", err // recorded for Revoke; the caller has gone
+	}
 	return tok.Value, nil
 }
+
+// mintTimeout bounds minting one repository token, retries included.
+const mintTimeout = 2 * time.Minute
 
 // Source is Token as a TokenSource.
 func (r *RepoTokens) Source() TokenSource { return r.Token }

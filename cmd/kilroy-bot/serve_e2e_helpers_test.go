@@ -236,12 +236,14 @@ type pr struct {
 	sha    string
 	author string
 	fork   string // head repository full name when it is a fork
+	base   string // base branch; "" is main
 	files  []string
 }
 
 // openPR registers p with the fake and returns the edited
 // pull_request/<action> payload for it: number, head (SHA, repository:
-// the base one, or a fork's with another id), base main, author.
+// the base one, or a fork's with another id), base (main by default),
+// author.
 func (e *e2e) openPR(action string, p pr) []byte {
 	e.t.Helper()
 	if p.author == "" {
@@ -250,8 +252,11 @@ func (e *e2e) openPR(action string, p pr) []byte {
 	if p.files == nil {
 		p.files = []string{"main.go"}
 	}
+	if p.base == "" {
+		p.base = "main"
+	}
 	e.gh.PutPull(e2eOwner, e2eName, ghapptest.Pull{Number: p.number, HeadSHA: p.sha, Author: p.author,
-		BaseRef: "main", HeadRepo: p.fork, Files: p.files})
+		BaseRef: p.base, HeadRepo: p.fork, Files: p.files})
 	head, headID := e2eRepo, int64(e2eRepoID)
 	if p.fork != "" {
 		head, headID = p.fork, e2eRepoID+1
@@ -265,7 +270,7 @@ func (e *e2e) openPR(action string, p pr) []byte {
 		pull.obj("head").set("sha", p.sha)
 		pull.obj("head").set("ref", fmt.Sprintf("feature-%d", p.number))
 		pull.obj("head").set("repo", e.repoJSON(head, headID))
-		pull.obj("base").set("ref", "main")
+		pull.obj("base").set("ref", p.base)
 		pull.obj("base").set("repo", e.repoJSON(e2eRepo, e2eRepoID))
 		o.set("sender", jsonObject{"login": p.author, "type": "User"})
 	})
@@ -346,12 +351,18 @@ func (e *e2e) waitSettled(sha string, names ...string) []*ghapptest.CheckRun {
 	return e.checkRuns(sha)
 }
 
-// waitIdle waits until every git token the runs and events minted is
-// revoked, which the last handler does as it returns: nothing is left
-// running on the fake.
+// waitIdle waits until no run is queued or running (kilroy_queue_depth
+// is 0: every run handler has returned, its final push made) and every
+// git token the runs and events minted is revoked, which the last handler
+// does as it returns: nothing is left running on the fake. The tokens
+// alone do not say it: a resumed run mints none until it pushes, and its
+// checks may complete before its final push.
 func (e *e2e) waitIdle() {
 	e.t.Helper()
-	e.waitFor("every repository token to be revoked", func() bool {
+	e.waitFor("no run queued or running and every repository token revoked", func() bool {
+		if code, metrics := e.get("/metrics"); code != http.StatusOK || !strings.Contains(metrics, "\nkilroy_queue_depth 0\n") {
+			return false
+		}
 		for _, tok := range e.gh.Tokens() {
 			if tok.Repositories != nil && !tok.Revoked {
 				return false
