@@ -57,14 +57,19 @@ func TestServeE2EInternalError(t *testing.T) {
 	if sum.Conclusion != "failure" {
 		t.Errorf("kilroy/ci: %s %q, want failure", sum.Conclusion, sum.Title)
 	}
-	// The summary's first line gives the reason, cut to 300 characters;
-	// the output text has all of it, down to git's verdict on the deleted
-	// base branch.
-	if !strings.Contains(sum.Summary, "**Failed**: gitops: fetch") || !strings.Contains(sum.Title, "run failed: gitops: fetch") {
+	// The summary's first line gives the reason: the git subcommand and
+	// git's verdict on the deleted base branch, without the command line or
+	// the server's directories.
+	if !strings.Contains(sum.Summary, "**Failed**: git fetch exited 128") || !strings.Contains(sum.Title, "run failed: git fetch exited 128") {
 		t.Errorf("kilroy/ci does not give the reason (the fetch into the mirror) in its title and summary:\n%s\n%s", sum.Title, sum.Summary)
 	}
 	if !strings.Contains(sum.Text, "Why the run failed") || !strings.Contains(sum.Text, "couldn't find remote ref refs/heads/release") {
 		t.Errorf("kilroy/ci text does not give git's reason:\n%s", sum.Text)
+	}
+	for _, s := range []string{sum.Title, sum.Summary, sum.Text} {
+		if strings.Contains(s, "mirrors/") || strings.Contains(s, "--git-dir") {
+			t.Errorf("kilroy/ci shows the server's git command line or paths:\n%s", s)
+		}
 	}
 	// The run adopts it without the graph (it failed before loading it)
 	// and completes it as a node never reached.

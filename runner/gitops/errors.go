@@ -84,3 +84,36 @@ func capStderr(s string) string {
 	}
 	return "…" + s[len(s)-maxStderr:]
 }
+
+// Public is the error as it may be shown outside the host: the git
+// subcommand, how it ended and git's last line of stderr, without the
+// argument list or the directory (which name the host's paths).
+func (e *Error) Public() string {
+	sub := "git"
+	for _, a := range e.Argv[min(e.shown, len(e.Argv)):] {
+		if !strings.HasPrefix(a, "-") {
+			sub = "git " + a // the subcommand: options such as --git-dir come first
+			break
+		}
+	}
+	state := fmt.Sprintf("exited %d", e.ExitCode)
+	switch {
+	case e.TimedOut:
+		state = "timed out"
+	case e.cause != nil:
+		state = "was canceled"
+	}
+	msg := sub + " " + state
+	if last := lastLine(e.Stderr); last != "" {
+		msg += ": " + last
+	}
+	return msg
+}
+
+func lastLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return strings.TrimSpace(s[i+1:])
+	}
+	return s
+}
