@@ -235,8 +235,13 @@ func TestPublisherServerErrorOnCompletion(t *testing.T) {
 	if r := e.run("kilroy/ci/vet"); r.Status == StatusCompleted {
 		t.Fatal("vet completed although its completion failed")
 	}
-	e.clock.Advance(DefaultThrottle)
-	waitFor(t, "the retried completion", func() bool { return e.run("kilroy/ci/vet").Status == StatusCompleted })
+	// The worker arms its retry timer after it has seen the 502s, which
+	// the fake logs before the worker hears of them; so keep moving the
+	// clock on, a throttle interval at a time, until the retry goes out.
+	waitFor(t, "the retried completion", func() bool {
+		e.clock.Advance(DefaultThrottle)
+		return e.run("kilroy/ci/vet").Status == StatusCompleted
+	})
 
 	d.finish(runVetFailed)
 	mustOK(t, pub.Close(t.Context()))
