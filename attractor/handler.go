@@ -2,6 +2,7 @@ package attractor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -121,13 +122,19 @@ func outputTail(r ExecResult) string {
 // processFailure turns a finished process that did not succeed into a
 // failed outcome: a timeout is transient infrastructure naming the limit,
 // a cancellation is canceled, an exit status is deterministic and quotes
-// the output tail. what names the command in the reason.
-func processFailure(what string, timeout time.Duration, r ExecResult) Outcome {
+// the output tail. what names the command in the reason; a cancellation
+// says why the run was canceled when its context carries a cause (a
+// supersede, a run timeout), so the node's own check can say so too.
+func processFailure(ctx context.Context, what string, timeout time.Duration, r ExecResult) Outcome {
 	switch {
 	case r.TimedOut:
 		return failOutcome(ClassTransientInfra, fmt.Sprintf("%s timed out after %s (node timeout; raise it with timeout=…)", what, timeout))
 	case r.Canceled:
-		return failOutcome(ClassCanceled, what+" was canceled")
+		reason := what + " was canceled"
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+			reason += ": " + cause.Error()
+		}
+		return failOutcome(ClassCanceled, reason)
 	}
 	reason := fmt.Sprintf("%s exited with status %d", what, r.ExitCode)
 	if tail := outputTail(r); tail != "" {

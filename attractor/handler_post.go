@@ -30,7 +30,7 @@ func postVerify(ctx context.Context, s *Stage, o Outcome) Outcome {
 		o.Notes = joinNotes(o.Notes, "verify_command passed")
 		return o
 	}
-	f := processFailure("verify_command", s.timeout(), res)
+	f := processFailure(ctx, "verify_command", s.timeout(), res)
 	f.ContextUpdates = o.ContextUpdates
 	f.Findings = append(o.Findings, s.findings("verify")...)
 	f.Notes = o.Notes

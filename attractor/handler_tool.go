@@ -24,7 +24,7 @@ func toolHandler(ctx context.Context, s *Stage) (Outcome, error) {
 	}
 	o := Outcome{Status: StatusSuccess}
 	if res.ExitCode != 0 || res.TimedOut || res.Canceled {
-		o = processFailure("tool_command", s.timeout(), res)
+		o = processFailure(ctx, "tool_command", s.timeout(), res)
 	}
 	o.ContextUpdates = map[string]any{
 		"tool.output":      capTail(res.StdoutTail, toolOutputCap),

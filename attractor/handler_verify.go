@@ -31,7 +31,7 @@ func verifyHandler(ctx context.Context, s *Stage) (Outcome, error) {
 	}
 	o := Outcome{Status: StatusSuccess}
 	if res.ExitCode != 0 || res.TimedOut || res.Canceled {
-		o = processFailure("verify command", s.timeout(), res)
+		o = processFailure(ctx, "verify command", s.timeout(), res)
 	}
 	o.Findings = s.findings("")
 	o.ContextUpdates = map[string]any{
