@@ -19,14 +19,6 @@ func edgeList(p *Pipeline) []string {
 	return out
 }
 
-func nodeIDList(p *Pipeline) []string {
-	var out []string
-	for _, n := range p.Nodes {
-		out = append(out, n.ID)
-	}
-	return out
-}
-
 func TestParity_ParseSimpleLinear(t *testing.T) {
 	p, ds := load(t, `digraph Simple {
 		graph [goal="Run tests and report"]

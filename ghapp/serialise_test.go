@@ -18,10 +18,10 @@ type inFlight struct {
 	release   chan struct{}
 	allReads  chan struct{}
 
-	mu                  sync.Mutex
-	writes, maxWrites   int
-	reads, arrivedReads int
-	held                bool
+	mu                sync.Mutex
+	writes, maxWrites int
+	arrivedReads      int
+	held              bool
 }
 
 func newInFlight(wantReads int) *inFlight {

@@ -27,8 +27,6 @@ func cutByte(b []byte, c byte) ([]byte, bool) {
 	return b, false
 }
 
-func isBlank(c byte) bool { return c == ' ' || c == '\t' }
-
 // trimIndent drops leading blanks and reports whether there were any.
 func trimIndent(b []byte) ([]byte, bool) {
 	t := bytes.TrimLeft(b, " \t")

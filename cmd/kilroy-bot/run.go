@@ -246,18 +246,32 @@ func isTerminal(f *os.File) bool {
 	return isatty.IsTerminal(f.Fd())
 }
 
-// nodeOutputTail reads the end of a node's logs for the report.
+// nodeOutputTail reads the end of a node's logs for the report: only the
+// last outputTailBytes of each, since a log may be megabytes long.
 func nodeOutputTail(_, dir string) string {
 	var b strings.Builder
 	for _, name := range []string{"stdout.log", "stderr.log"} {
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil || len(data) == 0 {
-			continue
-		}
-		if len(data) > 4096 {
-			data = data[len(data)-4096:]
-		}
-		b.Write(data)
+		b.Write(fileTail(filepath.Join(dir, name), outputTailBytes))
 	}
 	return b.String()
+}
+
+const outputTailBytes = 4096
+
+// fileTail returns up to n bytes from the end of path, nil when unreadable.
+func fileTail(path string, n int64) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	data := make([]byte, min(n, st.Size()))
+	if _, err := f.ReadAt(data, st.Size()-int64(len(data))); err != nil && !errors.Is(err, io.EOF) {
+		return nil
+	}
+	return data
 }

@@ -126,10 +126,6 @@ func resolveCommit(ctx context.Context, g gitEnv, dir, ref string) (string, erro
 	return strings.TrimSpace(out), nil
 }
 
-func isSHA(s string) bool {
-	return len(s) == 40 && strings.Trim(s, "0123456789abcdef") == ""
-}
-
 // authorize checks the request's installation token for owner/repo and a
 // permission (any of names at level), in GitHub's order: 401 for the token,
 // 404 for a repository it cannot see, 403 for a missing permission.
