@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
@@ -154,5 +153,5 @@ func (s queueSink) Accept(ctx context.Context, d webhook.Delivery, ev runner.Eve
 	case res.Duplicate:
 		return webhook.Accepted{Duplicate: true}, nil
 	}
-	return webhook.Accepted{Job: "event-" + strconv.FormatInt(res.JobID, 10)}, nil
+	return webhook.Accepted{}, nil
 }

@@ -11,7 +11,7 @@ import (
 // the webhook's bottleneck under a burst. So EnqueueEvent hands its
 // delivery to one committer goroutine, which takes whatever deliveries are
 // waiting and commits them together in one transaction: one multi-row
-// delivery insert (dedupe), one heads upsert and one River InsertManyTx.
+// delivery insert (dedupe), one heads upsert and one intake insert.
 // Each caller gets its own result only after the commit that holds its
 // row, or ErrUnavailable when that commit failed, for every caller in it.
 // There is no waiting for a batch to fill: a batch is what piled up while
@@ -129,13 +129,19 @@ func (q *Queue) commitEventBatch(b *eventBatcher, first *eventRequest) {
 	defer release()
 	batch = drain(b, batch)
 	replies := make([]eventReply, len(batch))
+	queued := 0
 	err = q.eng.inTx(ctx, func(tx txOps) error {
 		clear(replies)
-		return q.insertEvents(ctx, tx, batch, replies)
+		var err error
+		queued, err = q.insertEvents(ctx, tx, batch, replies)
+		return err
 	})
 	if err != nil {
 		answerAll(batch, err)
 		return
+	}
+	if queued > 0 {
+		q.pump.queued()
 	}
 	for i, r := range batch {
 		r.reply <- replies[i]

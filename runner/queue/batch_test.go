@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -12,10 +13,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// spyEngine wraps the real engine to count transactions, note when one has
-// committed, and fail them on demand. A failing transaction runs its
-// statements and is then rolled back by the real engine, like a commit
-// that fails.
+// spyEngine wraps the real engine to count the transactions that record
+// deliveries (not the intake pump's), note when one has committed, and
+// fail them on demand. A failing transaction runs its statements and is
+// then rolled back by the real engine, like a commit that fails.
 type spyEngine struct {
 	engine
 	fail      error
@@ -24,17 +25,34 @@ type spyEngine struct {
 }
 
 func (e *spyEngine) inTx(ctx context.Context, fn func(tx txOps) error) error {
-	e.txs.Add(1)
+	var records bool
 	err := e.engine.inTx(ctx, func(tx txOps) error {
-		if err := fn(tx); err != nil {
+		if err := fn(&spyTx{txOps: tx, records: &records}); err != nil {
 			return err
 		}
+		if !records {
+			return nil
+		}
+		e.txs.Add(1)
 		return e.fail
 	})
-	if err == nil {
+	if err == nil && records {
 		e.committed.Store(true)
 	}
 	return err
+}
+
+// spyTx notes whether its transaction recorded deliveries.
+type spyTx struct {
+	txOps
+	records *bool
+}
+
+func (t *spyTx) query(ctx context.Context, stmt string, args ...any) (rows, error) {
+	if strings.Contains(stmt, "INSERT INTO deliveries") {
+		*t.records = true
+	}
+	return t.txOps.query(ctx, stmt, args...)
 }
 
 // spy installs a spyEngine. Call it before the first EnqueueEvent: the
@@ -98,7 +116,8 @@ func enqueueBatch(t *testing.T, q *Queue, s *spyEngine, ids []string) map[int]ev
 // TestEnqueueEventBatch: concurrent deliveries commit in one transaction
 // and each caller gets its own answer, after the commit: a delivery stored
 // earlier or repeated within the batch is a duplicate, every new one gets
-// its own event job with its own payload and heads.
+// its heads and, through the intake, its own event job with its own
+// payload.
 func TestEnqueueEventBatch(t *testing.T) {
 	q := sqliteOpener(t.TempDir())(t)
 	ctx := context.Background()
@@ -113,7 +132,7 @@ func TestEnqueueEventBatch(t *testing.T) {
 	if n := s.txs.Load(); n != 1 {
 		t.Errorf("transactions = %d, want 1 batch", n)
 	}
-	fresh := map[string]int64{}
+	fresh := map[string]bool{}
 	dups := map[string]int{}
 	for i := range ids {
 		o := got[i]
@@ -127,10 +146,10 @@ func TestEnqueueEventBatch(t *testing.T) {
 			dups[o.id]++
 			continue
 		}
-		if _, twice := fresh[o.id]; twice || o.res.JobID == 0 {
-			t.Errorf("EnqueueEvent(%s) = %+v: a second new job or no job", o.id, o.res)
+		if fresh[o.id] {
+			t.Errorf("EnqueueEvent(%s) = %+v: new twice", o.id, o.res)
 		}
-		fresh[o.id] = o.res.JobID
+		fresh[o.id] = true
 	}
 	if diff := cmp.Diff(dups, map[string]int{"old": 1, "a": 1}); diff != "" {
 		t.Errorf("duplicates (-got +want):\n%s", diff)
@@ -138,17 +157,14 @@ func TestEnqueueEventBatch(t *testing.T) {
 	if len(fresh) != 3 {
 		t.Fatalf("new deliveries = %v, want a, b and c", fresh)
 	}
-	for id, jobID := range fresh {
-		job, err := q.eng.jobGet(ctx, jobID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var args EventArgs
-		if err := json.Unmarshal(job.EncodedArgs, &args); err != nil {
-			t.Fatal(err)
-		}
-		if args.DeliveryID != id || string(args.Payload) != fmt.Sprintf(`{"id":%q}`, id) {
-			t.Errorf("job %d of %s has args %+v", jobID, id, args)
+	waitIntakeEmpty(t, q)
+	jobs := eventJobArgs(t, q)
+	for id := range fresh {
+		args, ok := jobs[id]
+		if !ok {
+			t.Errorf("no event job for %s", id)
+		} else if string(args.Payload) != fmt.Sprintf(`{"id":%q}`, id) {
+			t.Errorf("event job of %s has args %+v", id, args)
 		}
 		if pr, ok, err := q.LookupPRBySHA(ctx, "octo/widgets", "sha-"+id); err != nil || !ok || pr != 9 {
 			t.Errorf("head of %s: %d, %v, %v; want PR 9", id, pr, ok, err)
@@ -179,8 +195,8 @@ func TestEnqueueEventBatchFails(t *testing.T) {
 	if n := countRows(t, q, `SELECT count(*) FROM deliveries`); n != 0 {
 		t.Errorf("deliveries = %d after a failed batch, want 0", n)
 	}
-	if n := countRows(t, q, `SELECT count(*) FROM river_job`); n != 0 {
-		t.Errorf("jobs = %d after a failed batch, want 0", n)
+	if n := countRows(t, q, `SELECT count(*) FROM intake`); n != 0 {
+		t.Errorf("intake rows = %d after a failed batch, want 0", n)
 	}
 	s.fail = nil // no committer is running a batch: every caller has its answer
 	res, err := q.EnqueueEvent(context.Background(), Delivery{ID: "a", Event: "pull_request"}, EventArgs{Event: "pull_request"})
@@ -190,13 +206,12 @@ func TestEnqueueEventBatchFails(t *testing.T) {
 }
 
 // TestEnqueueEventDurable: once EnqueueEvent returns, the delivery and its
-// job are in the database file, as a reopened queue sees them.
+// event are in the database file, as a reopened queue sees them.
 func TestEnqueueEventDurable(t *testing.T) {
 	dir := t.TempDir()
 	q := sqliteOpener(dir)(t)
 	d := Delivery{ID: "d-durable", Event: "pull_request"}
-	res, err := q.EnqueueEvent(context.Background(), d, EventArgs{Event: "pull_request"})
-	if err != nil {
+	if _, err := q.EnqueueEvent(context.Background(), d, EventArgs{Event: "pull_request"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := q.Close(); err != nil {
@@ -206,8 +221,8 @@ func TestEnqueueEventDurable(t *testing.T) {
 	if n := countRows(t, again, `SELECT count(*) FROM deliveries WHERE delivery_id = ?`, d.ID); n != 1 {
 		t.Errorf("reopened: %d deliveries %s, want 1", n, d.ID)
 	}
-	if _, err := again.eng.jobGet(context.Background(), res.JobID); err != nil {
-		t.Errorf("reopened: job %d: %v", res.JobID, err)
+	if _, ok := eventJobArgs(t, again)[d.ID]; !ok {
+		t.Errorf("reopened: no event job for %s", d.ID)
 	}
 	dup, err := again.EnqueueEvent(context.Background(), d, EventArgs{Event: "pull_request"})
 	if err != nil || !dup.Duplicate {

@@ -4,25 +4,23 @@ import (
 	"context"
 	"fmt"
 	"strings"
-
-	"github.com/riverqueue/river"
 )
 
 // insertEvents writes a batch of deliveries in tx and fills replies, one
 // per request: a delivery id already stored, or repeated earlier in the
-// batch, is a duplicate; every other delivery gets its heads and an event
-// job. Statements are multi-row so a batch costs a handful of statements,
-// not a handful per delivery.
-func (q *Queue) insertEvents(ctx context.Context, tx txOps, batch []*eventRequest, replies []eventReply) error {
+// batch, is a duplicate; every other delivery gets its heads and a row in
+// the intake, which the pump turns into an event job (intake.go).
+// Statements are multi-row so a batch costs a handful of statements, not
+// a handful per delivery. It returns how many rows went into the intake.
+func (q *Queue) insertEvents(ctx context.Context, tx txOps, batch []*eventRequest, replies []eventReply) (int, error) {
 	now := nowMillis()
 	fresh, err := q.insertDeliveries(ctx, tx, batch, now)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	var (
-		jobs   []river.JobArgs
-		owners []int // batch index of each job
-		heads  []PRHead
+		rows  []any
+		heads []PRHead
 	)
 	for i, r := range batch {
 		if !fresh[r.d.ID] {
@@ -31,27 +29,21 @@ func (q *Queue) insertEvents(ctx context.Context, tx txOps, batch []*eventReques
 		}
 		// Only the first request with an id is fresh.
 		delete(fresh, r.d.ID)
-		jobs = append(jobs, r.ev)
-		owners = append(owners, i)
+		rows = append(rows, r.d.ID, r.ev.Event, string(r.ev.Payload), now)
 		heads = append(heads, r.d.Heads...)
 	}
 	if err := q.upsertHeads(ctx, tx, heads, now); err != nil {
-		return err
+		return 0, err
 	}
-	if len(jobs) == 0 {
-		return nil
+	n := len(rows) / 4
+	if n == 0 {
+		return 0, nil
 	}
-	ins, err := tx.insertJobs(ctx, jobs)
-	if err != nil {
-		return fmt.Errorf("insert %d event jobs: %w", len(jobs), err)
+	stmt := q.d.rebind(`INSERT INTO intake (delivery_id, event, payload, received_at) VALUES ` + placeholderRows(n, 4))
+	if _, err := tx.exec(ctx, stmt, rows...); err != nil {
+		return 0, fmt.Errorf("queue %d deliveries: %w", n, err)
 	}
-	if len(ins) != len(jobs) {
-		return fmt.Errorf("insert %d event jobs: got %d results", len(jobs), len(ins))
-	}
-	for k, i := range owners {
-		replies[i].res.JobID = ins[k].Job.ID
-	}
-	return nil
+	return n, nil
 }
 
 // insertDeliveries records the batch's delivery ids and returns those that

@@ -8,15 +8,18 @@
 // transaction commits may the webhook answer 202; any database failure comes
 // back as ErrUnavailable, which the webhook turns into 503 so GitHub retries.
 //
-// Events. The webhook's sink may instead record the delivery with one event
-// job (EnqueueEvent, same transaction, same dedupe): a worker on a queue of
-// its own (so events are decided while every run worker is busy) resolves
-// trust, configuration and pipelines, which need GitHub calls and a fetch,
-// and enqueues the runs with EnqueueRuns. Concurrent EnqueueEvent calls
-// share one transaction (group commit, batch.go): each still returns only
-// after the commit that holds its delivery. Event jobs are retried with
-// River's backoff; run jobs are not (see below). StartHandlers takes a
-// handler for each kind.
+// Events. The webhook's sink may instead record the delivery with its event
+// (EnqueueEvent, one transaction, same dedupe): the event waits in the
+// intake table until the intake pump makes it an event job (intake.go:
+// River's insert is the expensive part, so a burst is acknowledged first
+// and turned into jobs when the webhook is quiet, or after at most a few
+// seconds). A worker on a queue of its own (so events are decided while
+// every run worker is busy) resolves trust, configuration and pipelines,
+// which need GitHub calls and a fetch, and enqueues the runs with
+// EnqueueRuns. Concurrent EnqueueEvent calls share one transaction (group
+// commit, batch.go): each still returns only after the commit that holds
+// its delivery. Event jobs are retried with River's backoff; run jobs are
+// not (see below). StartHandlers takes a handler for each kind.
 //
 // Identity. A run is one (repository, pull request, head SHA, pipeline). River
 // enforces it: RunArgs marks those four fields `river:"unique"` and makes them

@@ -54,15 +54,15 @@ type EventResult struct {
 	// Duplicate is true when the delivery id was seen before; nothing was
 	// enqueued.
 	Duplicate bool
-	JobID     int64
 }
 
-// EnqueueEvent durably records a delivery and its event job in one
+// EnqueueEvent durably records a delivery and queues its event in one
 // transaction, which is what the webhook's 202 promises: a redelivery of
 // the same id is a no-op (Duplicate), and heads are remembered SHA→PR
-// mappings as for EnqueueDelivery. Concurrent calls share a transaction
-// (see batch.go); each returns only after the commit that holds its
-// delivery. Any database error wraps ErrUnavailable.
+// mappings as for EnqueueDelivery. The event becomes an event job shortly
+// after (intake.go). Concurrent calls share a transaction (see batch.go);
+// each returns only after the commit that holds its delivery. Any
+// database error wraps ErrUnavailable.
 func (q *Queue) EnqueueEvent(ctx context.Context, d Delivery, ev EventArgs) (EventResult, error) {
 	if d.ID == "" {
 		return EventResult{}, errors.New("enqueue event: empty delivery id")

@@ -85,6 +85,8 @@ type Queue struct {
 	enqueueGate chan struct{}
 	// events is the group committer of EnqueueEvent (batch.go).
 	events *eventBatcher
+	// pump moves accepted deliveries from the intake into event jobs.
+	pump *intakePump
 	// active are the runs this process is working.
 	active activeRuns
 	// stopping is set by Stop so workers can tell a shutdown from a cancel.
@@ -130,8 +132,14 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 	if err := q.init(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("open queue: %w: %w", ErrUnavailable, err), eng.close())
 	}
-	q.events = newEventBatcher()
+	q.events, q.pump = newEventBatcher(), newIntakePump()
+	// Deliveries an earlier process accepted but did not turn into event
+	// jobs become jobs now, before anything else can take the database.
+	if err := q.drainIntake(q.pump); err != nil {
+		return nil, errors.Join(fmt.Errorf("open queue: %w: %w", ErrUnavailable, err), eng.close())
+	}
 	go q.commitEvents(q.events)
+	go q.pumpIntake(q.pump)
 	return q, nil
 }
 
@@ -170,6 +178,7 @@ func (q *Queue) Close() error {
 		}
 	}
 	q.events.shutdown()
+	q.pump.shutdown()
 	return q.eng.close()
 }
 

@@ -54,6 +54,14 @@ func schema() []string {
 	PRIMARY KEY (repo, head_sha)
 )`,
 		`CREATE INDEX IF NOT EXISTS pr_heads_seen_at ON pr_heads (seen_at)`,
+		// Accepted deliveries waiting to become event jobs (intake.go).
+		`CREATE TABLE IF NOT EXISTS intake (
+	delivery_id TEXT PRIMARY KEY,
+	event TEXT NOT NULL,
+	payload TEXT NOT NULL,
+	received_at BIGINT NOT NULL
+)`,
+		`CREATE INDEX IF NOT EXISTS intake_received_at ON intake (received_at, delivery_id)`,
 	}
 }
 
@@ -85,6 +93,7 @@ type queries struct {
 	requeueOrphanJobs  string
 	depth              string
 	ping               string
+	takeIntake         string
 }
 
 func newQueries(d dialect) queries {
@@ -135,6 +144,9 @@ func newQueries(d dialect) queries {
 		// completion. The worker sorts it out from the run's state.
 		depth:             `SELECT COUNT(*) FROM runs WHERE state IN ('queued', 'running')`,
 		ping:              `SELECT 1`,
+		// One more row than asked for says whether more wait, and since when.
+		takeIntake: d.rebind(`SELECT delivery_id, event, payload, received_at FROM intake
+			ORDER BY received_at, delivery_id LIMIT ?` + d.lockRows),
 		requeueOrphanJobs: `UPDATE river_job SET state = 'available' WHERE state = 'running' AND kind IN ('kilroy.run', 'kilroy.event')`,
 	}
 }
@@ -150,13 +162,16 @@ type dialect struct {
 	// dir), so at start every run held by another owner is interrupted,
 	// however fresh its heartbeat.
 	exclusive bool
+	// lockRows is appended to the intake pump's SELECT so that the pumps of
+	// several replicas take different rows.
+	lockRows string
 }
 
 func dialectSQLite() dialect { return dialect{name: "sqlite", exclusive: true} }
 
 func dialectPostgres() dialect {
 	// An arbitrary constant key for the advisory lock: "kilroy" in ASCII.
-	return dialect{name: "postgres", dollar: true, schemaLock: `SELECT pg_advisory_xact_lock(107105108114111121)`}
+	return dialect{name: "postgres", dollar: true, lockRows: ` FOR UPDATE SKIP LOCKED`, schemaLock: `SELECT pg_advisory_xact_lock(107105108114111121)`}
 }
 
 // rebind turns ? placeholders into $n for Postgres. Our statements hold no
