@@ -18,9 +18,9 @@
 //
 // A Publisher is the listener that puts those renderings on GitHub for one
 // run: it keeps the body every check should show, sends changes from a
-// background goroutine (in-progress updates throttled, completions and
-// annotation batches at once), keeps what a failed call did not deliver
-// for the next round, and on Close, Cancel or Fail completes every check
-// it created. It calls GitHub through the small API interface that
+// background goroutine (in-progress updates throttled; changes of status,
+// completions included, and annotation batches at once), keeps what a
+// failed call did not deliver for the next round, and on Close, Cancel or
+// Fail completes every check it created. It calls GitHub through the small API interface that
 // *ghapp.Client satisfies.
 package checks

@@ -49,7 +49,8 @@ type PublishOptions struct {
 	// details URL; a nil Redactor still redacts token shapes.
 	Render RenderOptions
 	// Throttle is the least time between two in-progress updates of one
-	// check (default 10s). Creations and completions are never held back.
+	// check (default 10s). Creations and changes of status (going
+	// in_progress, completing) are never held back.
 	Throttle time.Duration
 	// CloseAttempts bounds the rounds Close, Cancel, Fail and
 	// ActionRequired spend getting every check up to date (default 5).
@@ -100,9 +101,10 @@ const (
 // with the run. It is an attractor.Listener: events update a Recorder and
 // the body each check should show, and return at once; a background
 // goroutine sends what changed, holding back in-progress updates to one
-// per check per Throttle. A failed call loses nothing: the latest body of
-// every check is kept until GitHub has accepted it, and is sent again on
-// the next event, by the background flush, or by Close.
+// per check per Throttle; a check's move to in_progress goes at once. A
+// failed call loses nothing: the latest body of every check is kept until
+// GitHub has accepted it, and is sent again on the next event, by the
+// background flush, or by Close.
 //
 // Check runs: kilroy/<pipeline> with external_id "<run-id>", and
 // kilroy/<pipeline>/<node> for every verify node with external_id

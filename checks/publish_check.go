@@ -62,9 +62,12 @@ func (c *check) pending() bool {
 }
 
 // urgent reports whether the pending change is one the throttle never
-// holds back: a creation, a completion and its annotations.
+// holds back: a creation, a change of status (queued to in_progress as
+// much as a completion) and the annotations of a completion. The
+// throttle is for progress within a status; a reader must not see an
+// adopted check stay queued after its node has started.
 func (c *check) urgent() bool {
-	return c.id == 0 || (c.want.completed() && (c.ghStatus != StatusCompleted || c.annsSent < len(c.anns)))
+	return c.id == 0 || c.want.status != c.ghStatus || (c.want.completed() && c.annsSent < len(c.anns))
 }
 
 // job is a snapshot of one check's pending change, taken under mu and sent

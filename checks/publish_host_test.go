@@ -39,6 +39,32 @@ func TestPublisherAdoptWithoutGraph(t *testing.T) {
 	}
 }
 
+// TestPublisherFailWithoutGraph: a run that fails before its pipeline was
+// loaded completes the verify checks queued at enqueue time. Nothing says
+// what kind of node they were (Seed does not either), so their text
+// leaves the kind out rather than show it empty.
+func TestPublisherFailWithoutGraph(t *testing.T) {
+	e := newGHEnv(t)
+	first := NewPublisher(e.client, e.repo, load(t, ciDOT), RunInfo{RunID: "r1", HeadSHA: e.sha}, e.options())
+	mustOK(t, first.Queued(t.Context()))
+	mustOK(t, first.Release(t.Context()))
+
+	later := NewPublisher(e.client, e.repo, nil, RunInfo{Pipeline: "ci", RunID: "r1", HeadSHA: e.sha}, e.options())
+	mustOK(t, later.Adopt(t.Context()))
+	mustOK(t, later.Fail(t.Context(), "internal error: setting up the work tree"))
+	mustOK(t, later.Close(t.Context()))
+
+	for _, id := range []string{"vet", "artifacts"} {
+		r := e.run("kilroy/ci/" + id)
+		if r.Status != StatusCompleted {
+			t.Errorf("%s: %s, want completed", r.Name, r.Status)
+		}
+		if want := "Node `" + id + "` of pipeline `ci`"; !strings.Contains(r.Summary, want) || strings.Contains(r.Summary, "()") {
+			t.Errorf("%s summary lacks %q or shows an empty kind:\n%s", r.Name, want, r.Summary)
+		}
+	}
+}
+
 // TestPublisherAdoptIgnoresOtherRuns: checks of another run, or named for
 // another pipeline, are never taken over.
 func TestPublisherAdoptIgnoresOtherRuns(t *testing.T) {

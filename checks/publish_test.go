@@ -207,6 +207,75 @@ func TestPublisherThrottle(t *testing.T) {
 	}
 }
 
+// TestPublisherAdoptStartsAtOnce: the run's Publisher adopts the checks
+// queued at enqueue time and its nodes start within a throttle window of
+// the adoption. Each check goes in_progress at once, since that is a
+// change of state; later progress of a check waits out the window; the
+// completions wait for nothing. Rounds are run by hand at known times.
+func TestPublisherAdoptStartsAtOnce(t *testing.T) {
+	e := newGHEnv(t)
+	p := load(t, ciDOT)
+	queued := NewPublisher(e.client, e.repo, p, RunInfo{RunID: "r1", HeadSHA: e.sha}, e.options())
+	mustOK(t, queued.Queued(t.Context()))
+	mustOK(t, queued.Release(t.Context()))
+
+	api := &recordingAPI{API: e.client, clock: e.clock}
+	pub := e.publisher(p, api, e.options())
+	t0 := e.clock.Now()
+	mustOK(t, pub.Adopt(t.Context()))
+	pub.worker.stop(t.Context())
+	round := func() time.Time {
+		t.Helper()
+		next, err := pub.sync(t.Context(), false)
+		mustOK(t, err)
+		return next
+	}
+	ok := attractor.Outcome{Status: attractor.StatusSuccess}
+	d := &driver{t: t, p: p, l: pub}
+
+	d.start("start")
+	round()
+	d.attempt("start", true, ok).edge("start", "build").start("build")
+	if next := round(); !next.Equal(t0.Add(DefaultThrottle)) {
+		t.Errorf("progress of the summary held back until %v, want %v", next.Sub(t0), DefaultThrottle)
+	}
+	e.clock.Advance(time.Second)
+	d.attempt("build", true, ok).edge("build", "vet").start("vet")
+	round()
+	e.clock.Advance(DefaultThrottle - time.Second)
+	round()
+	e.clock.Advance(time.Second)
+	d.attempt("vet", true, vetFails(vetFindings(3)))
+	d.finish(runVetFailed)
+	round()
+
+	want := map[string][]string{
+		"kilroy/ci":           {"0s queued", "0s in_progress", "10s in_progress", "11s completed failure"},
+		"kilroy/ci/vet":       {"0s queued", "1s in_progress", "11s completed failure"},
+		"kilroy/ci/artifacts": {"0s queued", "11s completed skipped"},
+	}
+	if diff := cmp.Diff(timedStatuses(e, api, t0), want); diff != "" {
+		t.Errorf("updates by check, at seconds after the adoption (-got +want):\n%s", diff)
+	}
+}
+
+// timedStatuses lists the accepted updates of every check run by name:
+// when, after t0, and the status and conclusion each sent.
+func timedStatuses(e *ghEnv, api *recordingAPI, t0 time.Time) map[string][]string {
+	names := map[int64]string{}
+	for _, r := range e.runs() {
+		names[r.ID] = r.Name
+	}
+	out := map[string][]string{}
+	for _, u := range api.Updates() {
+		if u.err == nil {
+			s := strings.TrimSpace(u.u.Status + " " + u.u.Conclusion)
+			out[names[u.id]] = append(out[names[u.id]], fmt.Sprintf("%v %s", u.at.Sub(t0), s))
+		}
+	}
+	return out
+}
+
 // TestPublisherServerErrorOnCompletion fails the completion of vet with
 // 502s beyond ghapp's own retries: the worker tries again after the
 // throttle's interval, and the check ends completed with every

@@ -123,6 +123,7 @@ func TestBodiesMatchSchema(t *testing.T) {
 		{"many findings", verifyView(attractor.KindVerify, attractor.Outcome{Status: attractor.StatusFail, Findings: manyFindings(180)})},
 		{"artifacts", verifyView(attractor.KindVerifyArtifacts, artifactsOutcome([]string{"**/node_modules/**", "**/__pycache__/**"}))},
 		{"vet", failedRun(t)},
+		{"kind unknown", verifyView("", attractor.Outcome{Status: attractor.StatusFail, Findings: manyFindings(3)})},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.v.HeadSHA = sha(1)

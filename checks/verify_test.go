@@ -241,3 +241,20 @@ func TestUnknownNode(t *testing.T) {
 		t.Errorf("got %s/%s", rep.Status, rep.Conclusion)
 	}
 }
+
+// TestVerifyCheckKind: the summary names the node's kind when the view
+// knows it, and leaves it out, not empty, when it does not.
+func TestVerifyCheckKind(t *testing.T) {
+	fail := attractor.Outcome{Status: attractor.StatusFail}
+	for _, tc := range []struct {
+		kind attractor.Kind
+		want string
+	}{
+		{attractor.KindVerifyArtifacts, "Node `lint` (verify.artifacts) of pipeline `ci`"},
+		{"", "Node `lint` of pipeline `ci`"},
+	} {
+		if s := VerifyCheck(verifyView(tc.kind, fail), "lint", RenderOptions{}).Summary; !strings.Contains(s, tc.want) {
+			t.Errorf("kind %q: summary lacks %q:\n%s", tc.kind, tc.want, s)
+		}
+	}
+}

@@ -12,7 +12,7 @@ import (
 func verifySummary(v *RunView, n *NodeView, opts RenderOptions, rep VerifyReport) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s **%s**\n\n", stateSymbol(n.State), cell(rep.Title))
-	fmt.Fprintf(&b, "Node %s (%s) of pipeline %s", code(n.ID), cell(string(n.Kind)), code(v.Pipeline))
+	fmt.Fprintf(&b, "Node %s%s of pipeline %s", code(n.ID), kindNote(n.Kind), code(v.Pipeline))
 	if v.RunID != "" {
 		b.WriteString(", run " + code(v.RunID))
 	}
@@ -43,6 +43,16 @@ func verifySummary(v *RunView, n *NodeView, opts RenderOptions, rep VerifyReport
 		b.WriteString(strings.Join(links, " · ") + "\n")
 	}
 	return b.String()
+}
+
+// kindNote is " (kind)" after a node's name, or nothing when the kind is
+// unknown: a check adopted without the pipeline (the host failed before
+// loading it) knows only the node's ID.
+func kindNote(k attractor.Kind) string {
+	if k == "" {
+		return ""
+	}
+	return " (" + cell(string(k)) + ")"
 }
 
 // verifyText is the node's detail: why it did not pass, artifact paths,
