@@ -16,7 +16,11 @@ const (
 	// KindRerun: a check run or check suite re-run button, or the "rerun"
 	// requested action. It re-runs CheckRun.HeadSHA or CheckSuite.HeadSHA.
 	KindRerun EventKind = "rerun"
-	// KindCancel: the "cancel" requested action of a check run.
+	// KindCancel: the "cancel" requested action of a check run. With
+	// Action ActionClosed it is a pull request closed or merged instead:
+	// PR is that pull request (PR.Merged set when merged) and every
+	// unfinished run of it is cancelled, with no trust check and no
+	// comment, since closing is already GitHub's decision.
 	KindCancel EventKind = "cancel"
 	// KindInstallation: installation and installation_repositories
 	// deliveries, recorded so the store knows where the App is installed.
@@ -24,6 +28,10 @@ const (
 	// KindPing: the hook's ping, recorded to show the hook works.
 	KindPing EventKind = "ping"
 )
+
+// ActionClosed is the Action of a KindCancel event made from a closed
+// pull_request delivery: GitHub's own action name, kept verbatim.
+const ActionClosed = "closed"
 
 // Event is an accepted delivery, as the webhook extracted it and as stored
 // in its event job. Only the fields that its Kind uses are set.
@@ -82,6 +90,9 @@ type PullRequest struct {
 	// of a repository that is itself a fork is not a fork pull request.
 	Fork        bool   `json:"fork,omitempty"`
 	AuthorLogin string `json:"author_login,omitempty"`
+	// Merged is set on a closed pull request's event when it was merged,
+	// so its cancelled checks can say so.
+	Merged bool `json:"merged,omitempty"`
 }
 
 // Actor is the account that caused a delivery.

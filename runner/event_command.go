@@ -46,7 +46,7 @@ func (w *eventWork) comment(ctx context.Context) error {
 		w.log.Warn("event: acknowledge command", "err", err)
 	}
 	if cmd.Verb == VerbCancel {
-		return w.cancel(ctx, w.ev.PR.Number, cmd.Pipelines)
+		return w.cancel(ctx, w.ev.PR.Number, cmd.Pipelines, "@"+w.ev.Sender.Login)
 	}
 	return w.commandRun(ctx, cmd.Pipelines)
 }
@@ -201,7 +201,7 @@ func (w *eventWork) button(ctx context.Context) error {
 		if pipeline != "" {
 			only = []string{pipeline}
 		}
-		return w.cancel(ctx, number, only)
+		return w.cancel(ctx, number, only, "@"+w.ev.Sender.Login)
 	}
 	dec := policy.Decide(policy.TrustInput{Request: policy.RequestRerun, HeadInBaseRepo: headInBase,
 		AuthorPermission: authorPerm, Sender: w.ev.Sender.Login, SenderPermission: "write"})
@@ -268,10 +268,31 @@ func pipelineOfCheck(name string) string {
 	return p
 }
 
+// closed cancels every unfinished run of a pull request that was closed
+// or merged, as `/kilroy cancel` would: nobody waits for those checks and
+// the runs hold workers. Closing is GitHub's decision, so there is no
+// trust check, and nothing is posted on the pull request. A repository or
+// pull request with nothing running is a quiet no-op.
+func (w *eventWork) closed(ctx context.Context) error {
+	pr := w.ev.PR
+	reason := "pull request closed"
+	if pr.Merged {
+		reason = "pull request merged"
+	}
+	w.log = w.log.With("pr", pr.Number, "sender", w.ev.Sender.Login)
+	// by reaches running runs as "cancelled by <by>", so it names the
+	// reason and, when known, who closed the pull request.
+	by := reason
+	if login := w.ev.Sender.Login; login != "" {
+		by = "@" + login + " (" + reason + ")"
+	}
+	return w.cancel(ctx, pr.Number, nil, by)
+}
+
 // cancel cancels the pull request's unfinished runs of the pipelines (all
-// when none are named) on behalf of the sender.
-func (w *eventWork) cancel(ctx context.Context, pr int, pipelines []string) error {
-	by := "@" + w.ev.Sender.Login
+// when none are named) on behalf of by ("@octocat"); the checks say
+// "cancelled by <by>".
+func (w *eventWork) cancel(ctx context.Context, pr int, pipelines []string, by string) error {
 	if len(pipelines) == 0 {
 		pipelines = []string{""}
 	}
@@ -283,11 +304,15 @@ func (w *eventWork) cancel(ctx context.Context, pr int, pipelines []string) erro
 		}
 		stopped = append(stopped, runs...)
 	}
-	w.log.Info("event: cancelled runs", "count", len(stopped))
-	w.s.completeStopped(ctx, w.ev.InstallationID, stopped, "cancelled by "+by)
-	if len(stopped) == 0 && w.ev.Kind == KindCommentCommand {
-		return w.reply(ctx, "Nothing to cancel: no kilroy run of this pull request is queued or running.")
+	if len(stopped) == 0 {
+		w.log.Info("event: nothing to cancel", "by", by)
+		if w.ev.Kind == KindCommentCommand {
+			return w.reply(ctx, "Nothing to cancel: no kilroy run of this pull request is queued or running.")
+		}
+		return nil
 	}
+	w.log.Info("event: cancelled runs", "count", len(stopped), "by", by)
+	w.s.completeStopped(ctx, w.ev.InstallationID, stopped, "cancelled by "+by)
 	return nil
 }
 

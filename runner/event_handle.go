@@ -29,10 +29,11 @@ type eventWork struct {
 }
 
 // HandleEvent decides one accepted delivery: who may run what, from which
-// configuration, and enqueues the runs. An error is retried by the queue;
-// bad input (an event it cannot decode, a repository without pipelines,
-// an invalid configuration) is logged or reported on the pull request and
-// not retried.
+// configuration, and enqueues the runs (or cancels them: a cancel button,
+// `/kilroy cancel`, a closed pull request). An error is retried by the
+// queue; bad input (an event it cannot decode, a repository without
+// pipelines, an invalid configuration) is logged or reported on the pull
+// request and not retried.
 func (s *Server) HandleEvent(ctx context.Context, job queue.EventJob) error {
 	var ev Event
 	if err := json.Unmarshal(job.Payload, &ev); err != nil {
@@ -79,6 +80,11 @@ func (w *eventWork) decide(ctx context.Context) error {
 		return w.pullRequest(ctx)
 	case KindCommentCommand:
 		return w.comment(ctx)
+	case KindCancel:
+		if w.ev.Action == ActionClosed {
+			return w.closed(ctx)
+		}
+		return w.button(ctx)
 	default:
 		return w.button(ctx)
 	}

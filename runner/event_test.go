@@ -1,12 +1,20 @@
 package runner
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kilroy-bot/kilroy-bot/ghapp/ghapptest"
 	"github.com/kilroy-bot/kilroy-bot/policy"
+	"github.com/kilroy-bot/kilroy-bot/runner/queue"
 )
 
 func TestCommandPipelines(t *testing.T) {
@@ -58,5 +66,138 @@ func TestAnyMatch(t *testing.T) {
 	}
 	if anyMatch([]string{"*.go", "go.mod"}, files) {
 		t.Error("*.go matched a file in a subdirectory")
+	}
+}
+
+// closedEvent is the event the webhook makes of a closed pull_request
+// delivery for p, closed (or merged) by sender.
+func (e *serverEnv) closedEvent(p ghapptest.Pull, sender string, merged bool) Event {
+	ev := e.prEvent(ActionClosed, p)
+	ev.Kind, ev.PR.Merged, ev.Sender = KindCancel, merged, Actor{Login: sender, Type: "User"}
+	return ev
+}
+
+// handleRetrying decides ev like handle, retrying as the event queue would
+// while it coalesces into a cancelled run whose job River has not yet
+// finalised (errRunFinishing).
+func (e *serverEnv) handleRetrying(ev Event) {
+	e.t.Helper()
+	payload, err := json.Marshal(ev)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	id := fmt.Sprintf("delivery-%d", e.deliver.Add(1))
+	deadline := time.Now().Add(serverWait)
+	for {
+		err := e.srv.HandleEvent(context.Background(), queue.EventJob{
+			EventArgs: queue.EventArgs{DeliveryID: id, Event: string(ev.Kind), Payload: payload}})
+		if err == nil {
+			return
+		}
+		if !errors.Is(err, errRunFinishing) || time.Now().After(deadline) {
+			e.t.Fatalf("HandleEvent(%s %s): %v", ev.Kind, ev.Action, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// lastCall is the last thing a run's reporters were told.
+func (e *serverEnv) lastCall(runID string) string {
+	calls := e.reps.calls(runID)
+	if len(calls) == 0 {
+		return ""
+	}
+	return calls[len(calls)-1]
+}
+
+// TestServerPullRequestClosed: closing a pull request cancels its runs of
+// every pipeline, queued and running alike, like `/kilroy cancel`; the
+// checks say it was closed or merged and by whom, nothing is posted on the
+// pull request, the other pull request's runs go on, and closing again is
+// a quiet no-op. Reopening runs again.
+func TestServerPullRequestClosed(t *testing.T) {
+	e := newServerEnv(t)
+	lint := strings.Replace(blockingPipeline, "digraph ci", "digraph lint", 1)
+	e.seed(map[string]string{".kilroy/ci.dot": blockingPipeline, ".kilroy/lint.dot": lint})
+	e.gh.SetPermission("octo", "widgets", "alice", "write")
+
+	// Pull request 8's two runs take both workers, so 9's wait queued.
+	first := e.openPR(8, "alice", map[string]string{"README.md": "eight\n"})
+	e.handle(e.prEvent("opened", first))
+	ci8, lint8 := e.newRun("ci", 0), e.newRun("lint", 0)
+	e.waitNode(ci8.RunID, "wait")
+	e.waitNode(lint8.RunID, "wait")
+	second := e.openPR(9, "alice", map[string]string{"README.md": "nine\n"})
+	e.handle(e.prEvent("opened", second))
+	ci9, lint9 := e.newRun("ci", 1), e.newRun("lint", 1)
+
+	e.handle(e.closedEvent(second, "bob", true))
+	for _, r := range []ReportTarget{ci9, lint9} {
+		if got, want := e.lastCall(r.RunID), "cancel cancelled by @bob (pull request merged)"; got != want {
+			t.Errorf("queued run %s of #9: last call %q, want %q (all: %q)", r.Pipeline, got, want, e.reps.calls(r.RunID))
+		}
+		if slices.Contains(e.reps.calls(r.RunID), "node_started wait") {
+			t.Errorf("queued run %s of #9 started after its pull request was merged", r.Pipeline)
+		}
+	}
+	for _, r := range []ReportTarget{ci8, lint8} {
+		if strings.HasPrefix(e.lastCall(r.RunID), "cancel ") {
+			t.Errorf("run %s of #8 was cancelled by closing #9", r.Pipeline)
+		}
+	}
+
+	e.handle(e.closedEvent(first, "alice", false))
+	for _, r := range []ReportTarget{ci8, lint8} {
+		calls := e.reps.waitEnd(t, r.RunID)
+		if got, want := calls[len(calls)-1], "cancel cancelled by @alice (pull request closed)"; got != want {
+			t.Errorf("running run %s of #8: last call %q, want %q (all: %q)", r.Pipeline, got, want, calls)
+		}
+	}
+	e.handle(e.closedEvent(first, "alice", false)) // nothing left: no-op
+	if got := e.botComments(); len(got) != 0 {
+		t.Errorf("closing posted comments: %q", got)
+	}
+
+	// Reopened, the pull request runs again; closing it stops that run too.
+	e.handleRetrying(e.prEvent("reopened", first))
+	ci8b, lint8b := e.newRun("ci", 2), e.newRun("lint", 2)
+	e.waitNode(ci8b.RunID, "wait")
+	e.handle(e.closedEvent(first, "alice", false))
+	for _, r := range []ReportTarget{ci8b, lint8b} {
+		calls := e.reps.waitEnd(t, r.RunID)
+		if got := calls[len(calls)-1]; !strings.Contains(got, "pull request closed") {
+			t.Errorf("reopened run %s: last call %q, want a cancel for the closed pull request", r.Pipeline, got)
+		}
+	}
+	e.waitRevoked()
+}
+
+// TestServerClosedUnknown: a closed delivery for a repository, pull request
+// or installation the bot never ran anything for does nothing, quietly,
+// and is not retried.
+func TestServerClosedUnknown(t *testing.T) {
+	e := newServerEnv(t)
+	p := ghapptest.Pull{Number: 41, HeadSHA: strings.Repeat("a", 40), Author: "alice"}
+
+	known := e.closedEvent(p, "alice", false) // octo/widgets, but no pull request 41
+	stranger := known
+	stranger.Repo = Repo{Owner: "nobody", Name: "else", FullName: "nobody/else",
+		CloneURL: e.gh.CloneURL("nobody", "else"), DefaultBranch: "main"}
+	uninstalled := stranger
+	uninstalled.InstallationID = 987654321
+	merged := uninstalled
+	merged.PR.Merged = true
+	before := len(e.gh.Requests())
+	for _, ev := range []Event{known, stranger, uninstalled, merged} {
+		e.handle(ev)
+	}
+	if got := e.reps.list(); len(got) != 0 {
+		t.Errorf("closed deliveries made %d reporters, want none", len(got))
+	}
+	if got := e.botComments(); len(got) != 0 {
+		t.Errorf("closed deliveries posted comments: %q", got)
+	}
+	for _, r := range e.gh.Requests()[before:] {
+		t.Errorf("a closed delivery with nothing to cancel called GitHub: %s %s", r.Method, r.Path)
 	}
 }

@@ -1,6 +1,11 @@
 package webhook
 
-import "strings"
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/kilroy-bot/kilroy-bot/runner"
+)
 
 // pullRequestRuns reports whether a pull_request action can start runs.
 func pullRequestRuns(action string) bool {
@@ -11,6 +16,10 @@ func pullRequestRuns(action string) bool {
 	return false
 }
 
+// decodePullRequest decodes the actions that start runs, and "closed": a
+// pull request closed or merged becomes a KindCancel event (Action
+// runner.ActionClosed) for it, because its unfinished runs would only burn
+// workers and finish checks on a dead pull request.
 func decodePullRequest(payload []byte) (Event, error) {
 	var p pullRequestPayload
 	if !scanPullRequest(payload, &p) {
@@ -19,7 +28,8 @@ func decodePullRequest(payload []byte) (Event, error) {
 			return Event{}, err
 		}
 	}
-	if !pullRequestRuns(p.Action) {
+	closed := p.Action == runner.ActionClosed
+	if !closed && !pullRequestRuns(p.Action) {
 		return Event{}, ignoredAction("pull_request", p.Action)
 	}
 	pr := p.PullRequest
@@ -28,10 +38,16 @@ func decodePullRequest(payload []byte) (Event, error) {
 		return Event{}, missing("pull_request", "pull_request")
 	case p.Repository == nil:
 		return Event{}, missing("pull_request", "repository")
-	case pr.Number == 0 || pr.Head.SHA == "":
-		return Event{}, missing("pull_request", "pull request number or head sha")
+	case pr.Number == 0:
+		return Event{}, missing("pull_request", "pull request number")
+	case pr.Head.SHA == "" && !closed: // a cancel needs only the number
+		return Event{}, missing("pull_request", "pull request head sha")
 	}
-	ev := p.base(KindPullRequest)
+	kind := KindPullRequest
+	if closed {
+		kind = KindCancel
+	}
+	ev := p.base(kind)
 	ev.PR = PullRequest{
 		Number:           pr.Number,
 		HeadSHA:          pr.Head.SHA,
@@ -43,7 +59,30 @@ func decodePullRequest(payload []byte) (Event, error) {
 		Fork:             isFork(pr.Head.Repo, p.Repository),
 		AuthorLogin:      pr.User.Login,
 	}
+	if closed {
+		merged, err := decodeMerged(payload)
+		if err != nil {
+			return Event{}, err
+		}
+		ev.PR.Merged = merged
+	}
 	return ev, nil
+}
+
+// decodeMerged reads pull_request.merged, which only a closed delivery
+// needs: the checks then say "merged" rather than "closed". It is decoded
+// on its own so the pull_request fast path stays as it is; closed
+// deliveries are rare enough for a second pass over the payload.
+func decodeMerged(payload []byte) (bool, error) {
+	var m struct {
+		PullRequest struct {
+			Merged bool `json:"merged"`
+		} `json:"pull_request"`
+	}
+	if err := json.Unmarshal(payload, &m); err != nil {
+		return false, badRequest("pull_request payload: merged: "+err.Error(), nil)
+	}
+	return m.PullRequest.Merged, nil
 }
 
 // isFork reports whether the head repository is not the base repository.

@@ -93,7 +93,21 @@ func TestSharedPayloads(t *testing.T) {
 			}),
 			want: prEvent("opened", func() PullRequest { pr := helloPR; pr.Draft = true; return pr }()),
 		},
-		{name: "pull request closed", event: "pull_request", body: file("pull_request/closed.payload.json"), wantReason: `action "closed"`},
+		{
+			name: "pull request closed", event: "pull_request", body: file("pull_request/closed.payload.json"),
+			want: &Event{Kind: KindCancel, Action: "closed", InstallationID: 1, Repo: helloWorld, PR: helloPR, Sender: codertocat},
+		},
+		{
+			name: "pull request merged (edited copy)", event: "pull_request",
+			body: edited("pull_request/closed.payload.json", func(t *testing.T, m map[string]any) {
+				obj(t, m, "pull_request")["merged"] = true
+			}),
+			want: &Event{Kind: KindCancel, Action: "closed", InstallationID: 1, Repo: helloWorld,
+				PR: func() PullRequest { pr := helloPR; pr.Merged = true; return pr }(), Sender: codertocat},
+		},
+		{name: "pull request labeled", event: "pull_request", body: edited("pull_request/opened.payload.json", func(t *testing.T, m map[string]any) {
+			m["action"] = "labeled"
+		}), wantReason: `action "labeled"`},
 		{name: "pull request converted to draft", event: "pull_request", body: file("pull_request/converted_to_draft.with-installation.payload.json"), wantReason: `action "converted_to_draft"`},
 		{
 			name: "command on a pull request (edited copy)", event: "issue_comment",

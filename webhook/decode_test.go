@@ -97,6 +97,79 @@ func TestFixtures(t *testing.T) {
 	runDeliveries(t, Config{AppID: 12345, AppSlug: "kilroy-bot"}, tests)
 }
 
+// TestClosedPullRequest: a closed pull request is a cancel for it, merged
+// or not; it needs its number but not its head, and other non-trigger
+// actions stay ignored.
+func TestClosedPullRequest(t *testing.T) {
+	closed := func(change func(t *testing.T, m map[string]any)) func(t *testing.T) []byte {
+		return func(t *testing.T) []byte {
+			return edit(t, fixture(t, "pull_request.opened.json"), func(m map[string]any) {
+				m["action"] = "closed"
+				change(t, m)
+			})
+		}
+	}
+	widgetsPR := PullRequest{
+		Number: 7, HeadSHA: headSHA, HeadRef: "feature/verify", HeadRepoFullName: "acme/widgets",
+		BaseRef: "main", BaseSHA: baseSHA, AuthorLogin: "alice",
+	}
+	cancel := func(pr PullRequest) *Event {
+		return &Event{Kind: KindCancel, Action: "closed", InstallationID: 42, Repo: widgets, PR: pr, Sender: alice}
+	}
+	merged, noHead := widgetsPR, widgetsPR
+	merged.Merged = true
+	noHead.HeadSHA = ""
+	tests := []sharedCase{
+		{
+			name: "closed", event: "pull_request",
+			body: closed(func(t *testing.T, m map[string]any) { obj(t, m, "pull_request")["merged"] = false }),
+			want: cancel(widgetsPR),
+		},
+		{
+			name: "merged", event: "pull_request",
+			body: closed(func(t *testing.T, m map[string]any) { obj(t, m, "pull_request")["merged"] = true }),
+			want: cancel(merged),
+		},
+		{
+			name: "merged null", event: "pull_request",
+			body: closed(func(t *testing.T, m map[string]any) { obj(t, m, "pull_request")["merged"] = nil }),
+			want: cancel(widgetsPR),
+		},
+		{
+			name: "closed without a head sha", event: "pull_request",
+			body: closed(func(t *testing.T, m map[string]any) { delete(obj(t, m, "pull_request", "head"), "sha") }),
+			want: cancel(noHead),
+		},
+		{
+			name: "labeled", event: "pull_request", wantReason: `pull_request action "labeled" is not handled`,
+			body: fixtureEdit("pull_request.opened.json", func(m map[string]any) { m["action"] = "labeled" }),
+		},
+		{
+			name: "edited", event: "pull_request", wantReason: `pull_request action "edited" is not handled`,
+			body: fixtureEdit("pull_request.opened.json", func(m map[string]any) { m["action"] = "edited" }),
+		},
+	}
+	runDeliveries(t, Config{}, tests)
+
+	for name, change := range map[string]func(t *testing.T, m map[string]any){
+		"merged of the wrong type": func(t *testing.T, m map[string]any) { obj(t, m, "pull_request")["merged"] = "yes" },
+		"no number":                func(t *testing.T, m map[string]any) { delete(obj(t, m, "pull_request"), "number") },
+		"no repository":            func(t *testing.T, m map[string]any) { delete(m, "repository") },
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := newHandler(t, Config{}, &fakeSink{})
+			if code, rep := serve(t, h, delivery("pull_request", "d-1", closed(change)(t))); code != http.StatusBadRequest {
+				t.Errorf("answer %d %+v, want 400", code, rep)
+			}
+		})
+	}
+}
+
+// fixtureEdit returns a case body: a testdata payload changed by change.
+func fixtureEdit(name string, change func(m map[string]any)) func(t *testing.T) []byte {
+	return func(t *testing.T) []byte { return edit(t, fixture(t, name), change) }
+}
+
 // TestIgnoredComments: bots, the App itself, non-commands and issues.
 func TestIgnoredComments(t *testing.T) {
 	comment := func(change func(t *testing.T, m map[string]any)) func(t *testing.T) []byte {
@@ -162,6 +235,10 @@ func FuzzDecode(f *testing.F) {
 		f.Add(event, fixture(f, name))
 	}
 	f.Add("installation", []byte(`{"action":"created","installation":null}`))
+	f.Add("pull_request", edit(f, fixture(f, "pull_request.opened.json"), func(m map[string]any) {
+		m["action"] = "closed"
+		m["pull_request"].(map[string]any)["merged"] = true
+	}))
 	h := newHandler(f, Config{AppID: 12345, AppSlug: "kilroy-bot"}, nopSink{})
 	f.Fuzz(func(t *testing.T, event string, payload []byte) {
 		ev, err := h.decode(event, payload)

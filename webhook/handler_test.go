@@ -17,6 +17,7 @@ import (
 func TestHandlerAnswers(t *testing.T) {
 	pr := fixture(t, "pull_request.opened.json")
 	closed := edit(t, pr, func(m map[string]any) { m["action"] = "closed" })
+	labeled := edit(t, pr, func(m map[string]any) { m["action"] = "labeled" })
 	tests := []struct {
 		name     string
 		req      func() *http.Request
@@ -121,10 +122,19 @@ func TestHandlerAnswers(t *testing.T) {
 			want:     reply{Delivery: "d-1", Status: "ignored", Reason: `event "deployment_status" is not handled`},
 		},
 		{
-			name:     "pull request closed",
-			req:      func() *http.Request { return delivery("pull_request", "d-1", closed) },
+			// Closing cancels the pull request's runs.
+			name:      "pull request closed is queued as a cancel",
+			req:       func() *http.Request { return delivery("pull_request", "d-1", closed) },
+			result:    Accepted{Job: "event-1"},
+			wantCode:  http.StatusAccepted,
+			want:      reply{Delivery: "d-1", Status: "queued", Kind: KindCancel, Job: "event-1"},
+			wantCalls: 1,
+		},
+		{
+			name:     "pull request labeled",
+			req:      func() *http.Request { return delivery("pull_request", "d-1", labeled) },
 			wantCode: http.StatusOK,
-			want:     reply{Delivery: "d-1", Status: "ignored", Reason: `pull_request action "closed" is not handled`},
+			want:     reply{Delivery: "d-1", Status: "ignored", Reason: `pull_request action "labeled" is not handled`},
 		},
 		{
 			name: "unsupported content type",

@@ -142,8 +142,8 @@ func newQueries(d dialect) queries {
 		// still running then belongs to a process that died between River
 		// fetching it and our claim or between our release and River's
 		// completion. The worker sorts it out from the run's state.
-		depth:             `SELECT COUNT(*) FROM runs WHERE state IN ('queued', 'running')`,
-		ping:              `SELECT 1`,
+		depth: `SELECT COUNT(*) FROM runs WHERE state IN ('queued', 'running')`,
+		ping:  `SELECT 1`,
 		// One more row than asked for says whether more wait, and since when.
 		takeIntake: d.rebind(`SELECT delivery_id, event, payload, received_at FROM intake
 			ORDER BY received_at, delivery_id LIMIT ?` + d.lockRows),
