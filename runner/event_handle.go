@@ -158,6 +158,14 @@ func (w *eventWork) pullRequest(ctx context.Context) error {
 	if dec.ActionRequired {
 		return w.gate(ctx, pr, sels, dec.Reason)
 	}
+	// Deciding took a fetch; a close decided meanwhile found nothing to
+	// cancel, so a pull request closed by now gets no runs.
+	if now, err := w.gh.PullRequest(ctx, w.ev.Repo, pr.Number); err != nil {
+		return err
+	} else if now.State == "closed" {
+		w.log.Info("event: pull request closed while deciding; no runs", "head", pr.HeadSHA)
+		return nil
+	}
 	w.log.Info("event: trusted pull request", "head", pr.HeadSHA, "pipelines", names)
 	return w.enqueue(ctx, runRequest{pr: pr.Number, headSHA: pr.HeadSHA, baseRef: pr.BaseRef,
 		trigger: queue.TriggerPullRequest}, sels, nil)

@@ -201,3 +201,28 @@ func TestServerClosedUnknown(t *testing.T) {
 		t.Errorf("a closed delivery with nothing to cancel called GitHub: %s %s", r.Method, r.Path)
 	}
 }
+
+// TestServerPullRequestClosedWhileDeciding: a pull request that GitHub
+// shows closed by the time its opened event is decided gets no run (its
+// close, decided first, had nothing to cancel yet).
+func TestServerPullRequestClosedWhileDeciding(t *testing.T) {
+	e := newServerEnv(t)
+	e.seed(map[string]string{".kilroy/ci.dot": ciPipeline})
+	e.gh.SetPermission("octo", "widgets", "alice", "write")
+	pr := e.openPR(1, "alice", map[string]string{"README.md": "hi\n"})
+	closed := pr
+	closed.State = "closed"
+	e.gh.PutPull("octo", "widgets", closed)
+
+	e.handle(e.prEvent("opened", pr))
+	if got := e.reps.list(); len(got) != 0 {
+		t.Errorf("a pull request closed while deciding got %d reporters, want none", len(got))
+	}
+
+	// Reopened, the same head runs.
+	e.gh.PutPull("octo", "widgets", pr)
+	e.handle(e.prEvent("reopened", pr))
+	if run := e.newRun("ci", 0); run.HeadSHA != pr.HeadSHA {
+		t.Fatalf("run after reopening = %+v, want head %s", run, pr.HeadSHA)
+	}
+}
