@@ -15,6 +15,7 @@ const (
 	RuleStylesheetSyntax     = "stylesheet_syntax"
 	RuleShapeKnown           = "shape_known"
 	RuleTypeKnown            = "type_known"
+	RuleHandlerSupported     = "handler_supported"
 	RuleToolCommandMissing   = "tool_command_missing"
 	RuleVerifyCommandMissing = "verify_command_missing"
 	RuleRetryTargetExists    = "retry_target_exists"
@@ -50,6 +51,7 @@ func Rules() []RuleInfo {
 		{RuleStylesheetSyntax, SeverityError, "model_stylesheet parses"},
 		{RuleShapeKnown, SeverityError, "node shapes map to a handler"},
 		{RuleTypeKnown, SeverityWarning, "node types name a registered handler"},
+		{RuleHandlerSupported, SeverityError, "no node needs a handler the engine does not support yet"},
 		{RuleToolCommandMissing, SeverityError, "tool nodes have a tool_command"},
 		{RuleVerifyCommandMissing, SeverityError, "verify nodes have a command"},
 		{RuleRetryTargetExists, SeverityWarning, "retry targets name declared nodes"},

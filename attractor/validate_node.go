@@ -9,6 +9,7 @@ import (
 // node runs the per-node rules.
 func (v *validator) node(n *Node) {
 	v.shapeAndType(n)
+	v.supported(n)
 	v.commands(n)
 	v.retryTargets(n)
 	v.prompts(n)
@@ -35,6 +36,19 @@ func (v *validator) shapeAndType(n *Node) {
 		fix = fmt.Sprintf("did you mean %q?", s)
 	}
 	v.r.node(RuleTypeKnown, n, attrPos(n.Attrs, "type", n.Pos), fmt.Sprintf("unknown node type %q", n.Type), fix)
+}
+
+// supported checks handler_supported: a kind the dialect names but the
+// engine cannot run yet. The engine still fails such a node (see
+// managerLoopHandler); saying so here spares a run that would stop there.
+// A host that registers a handler for the kind runs it instead.
+func (v *validator) supported(n *Node) {
+	if n.Kind != KindManagerLoop || v.cfg.types[string(KindManagerLoop)] {
+		return
+	}
+	v.r.node(RuleHandlerSupported, n, n.Pos,
+		fmt.Sprintf("node %q: stack.manager_loop (shape=house) is not supported yet; a run would fail at this node", n.ID),
+		fmt.Sprintf("model the loop with edges instead: replace %s with the steps it would supervise and a condition edge back to the first of them", n.ID))
 }
 
 func (v *validator) knownType(t string) bool {

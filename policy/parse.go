@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor"
 )
 
 var pipelineNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
@@ -88,14 +90,27 @@ func validateLimits(l fileLimits, at keyPath) []fieldError {
 	return errs
 }
 
-// parseLimit reads a positive duration, or def when s is empty.
+// limitForms says what a limit accepts; the schema's duration description
+// says the same.
+const limitForms = "use a positive duration with units ms, s, m, h or d, alone or combined, such as 250ms, 90s, 15m, 1h30m or 1d"
+
+// parseLimit reads a positive duration, or def when s is empty. Limits take
+// exactly the durations pipeline attributes take (attractor.ParseDuration),
+// so a value can move between a DOT file and the config unchanged. This is
+// policy's one import of attractor (DESIGN.md keeps the two apart): one
+// duration grammar beats two that drift; attractor imports nothing of
+// policy, so no cycle can follow.
 func parseLimit(s string, at keyPath, def time.Duration) (time.Duration, *fieldError) {
 	if s == "" {
 		return def, nil
 	}
-	d, err := time.ParseDuration(s)
+	d, err := attractor.ParseDuration(s)
 	if err != nil || d <= 0 {
-		e := fieldErrorf(at, "invalid duration %q; use a positive duration such as 90s, 15m or 1h30m", s)
+		what := fmt.Sprintf("invalid duration %q", s)
+		if err != nil {
+			what = err.Error() // says why: a missing unit, an unknown one, too long
+		}
+		e := fieldErrorf(at, "%s; %s", what, limitForms)
 		return 0, &e
 	}
 	return d, nil

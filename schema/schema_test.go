@@ -34,7 +34,13 @@ func TestConfigSchemaCompiles(t *testing.T) {
 		{`{"version": 1, "limits": {"run_timeout": "1h30m", "node_timeout": "90s"}}`, true},
 		{`{}`, false},
 		{`{"version": 1, "extra": true}`, false},
+		{`{"version": 1, "limits": {"run_timeout": "1d", "node_timeout": "250ms"}}`, true},
+		{`{"version": 1, "limits": {"run_timeout": "2d12h", "node_timeout": "1.5h"}}`, true},
 		{`{"version": 1, "limits": {"run_timeout": "soon"}}`, false},
+		{`{"version": 1, "limits": {"run_timeout": "5 minutes"}}`, false},
+		{`{"version": 1, "limits": {"run_timeout": "1us"}}`, false},
+		{`{"version": 1, "limits": {"run_timeout": "-5m"}}`, false},
+		{`{"version": 1, "limits": {"run_timeout": ".5h"}}`, false},
 		{`{"version": 1, "artifact_policy": {"env": {"managed_roots": {"generic": "x"}}}}`, false},
 	} {
 		v, err := jsonschema.UnmarshalJSON(bytes.NewReader([]byte(tc.doc)))

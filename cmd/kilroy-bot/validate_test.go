@@ -148,3 +148,18 @@ func TestValidateJSON(t *testing.T) {
 		t.Errorf("clean file JSON = %q, want []", out)
 	}
 }
+
+// A manager loop validates as an error up front, not only when a run gets
+// to it.
+func TestValidateManagerLoop(t *testing.T) {
+	f := writeFiles(t, map[string]string{"ci.dot": strings.Replace(cleanDOT, `implement [prompt="Implement it"]`, `implement [shape=house]`, 1)})["ci.dot"]
+	code, out, _ := runV(f)
+	want := f + `:3:3: error: node "implement": stack.manager_loop (shape=house) is not supported yet; a run would fail at this node [handler_supported]` + "\n" +
+		"      3 |   implement [shape=house]\n" +
+		"        |   ^\n" +
+		"  fix: model the loop with edges instead: replace implement with the steps it would supervise and a condition edge back to the first of them\n" +
+		"1 error, 0 warnings in 1 file\n"
+	if code != 1 || out != want {
+		t.Errorf("exit %d, output:\n%s\nwant exit 1, output:\n%s", code, out, want)
+	}
+}
