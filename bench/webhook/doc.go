@@ -12,9 +12,13 @@
 // deliveries (each its own X-GitHub-Delivery id, the body of GitHub's real
 // pull_request/opened payload, 28 KB, from the shared test data; the small
 // webhook/testdata fixture when that is absent) from 32 concurrent senders
-// with keep-alive connections. After the bot is stopped the benchmark
-// counts the deliveries and event jobs in its database: every delivery
-// answered 202 must be there.
+// with keep-alive connections. A 202 means the delivery is committed to the
+// queue's intake (runner/queue/intake.go); the benchmark also reports how
+// long after the last acknowledgement every delivery had become an event
+// job, and the rate from the first send to that point, so the deferred
+// part of the work is measured too. After the bot is stopped the
+// benchmark counts the deliveries and event jobs in its database: every
+// delivery answered 202 must be there.
 //
 // Run it with
 //
