@@ -19,7 +19,6 @@ require (
 	github.com/riverqueue/river/riverdriver/riversqlite v0.47.0
 	github.com/riverqueue/river/rivertype v0.47.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
-	github.com/tidwall/gjson v1.20.0
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/text v0.42.0
 	gonum.org/v1/gonum v0.17.0
@@ -53,6 +52,7 @@ require (
 	github.com/remyoudompheng/bigfft v0.0.0-20230129092748-24d4a6f8daec // indirect
 	github.com/riverqueue/river/rivershared v0.47.0 // indirect
 	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1 // indirect
+	github.com/tidwall/gjson v1.20.0 // indirect
 	github.com/tidwall/match v1.2.0 // indirect
 	github.com/tidwall/pretty v1.2.1 // indirect
 	github.com/tidwall/sjson v1.2.5 // indirect

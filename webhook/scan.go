@@ -1,234 +1,207 @@
 package webhook
 
-import (
-	"strconv"
-	"strings"
-	"unicode/utf8"
-
-	"github.com/tidwall/gjson"
-)
+import "unicode/utf8"
 
 // A pull_request payload is some 28 KB of which the webhook reads a few
 // dozen fields, and encoding/json spent most of a delivery's CPU checking
-// and skipping the rest. So pull_request payloads are first scanned with
-// gjson, which skips unused values cheaply, into the same payload structs.
+// and skipping the rest. So pull_request payloads are first scanned in one
+// pass by jscan (jscan.go), which validates the whole document but skips
+// unused values cheaply, into the same payload structs.
 // The scan only ever says "this is exactly what encoding/json would give"
-// or "not sure": on any doubt (a key that differs from ours only in case or
-// is repeated, a string with escapes or invalid UTF-8, a number that is not
-// a plain integer, a value of the wrong type, JSON that is not valid)
-// encoding/json decodes the payload and reports what is wrong. A
-// differential fuzz test holds the two to the same answers.
+// or "not sure": on any doubt (a key with escapes, or that differs from
+// ours only in case, or is repeated; a string with escapes or invalid
+// UTF-8; a number that is not a plain integer; a value of the wrong type;
+// JSON that is not valid or is nested deeper than encoding/json allows)
+// encoding/json decodes the payload and reports what is wrong.
+// Differential fuzz tests hold the two to the same answers:
+// FuzzScanPullRequest for the payload read, FuzzJScanValid for which
+// documents are valid JSON at all.
 
-// scanner walks the objects of one payload; ok turns false at the first
-// doubt and stays false.
-type scanner struct{ ok bool }
-
-// object calls member for each member of v (an object, or null: nothing)
-// whose key is one of known. Another key must not match a known one but
-// for case (encoding/json would take it), and no known key may come twice
-// (encoding/json would take the last, merging objects).
-func (s *scanner) object(v gjson.Result, known []string, member func(key string, v gjson.Result)) {
-	if !s.ok || v.Type == gjson.Null {
-		return
-	}
-	if !v.IsObject() {
-		s.ok = false
-		return
-	}
-	var seen uint64
-	v.ForEach(func(k, val gjson.Result) bool {
-		if k.Type != gjson.String || strings.IndexByte(k.Raw, '\\') >= 0 {
-			s.ok = false
-			return false
-		}
-		i := indexFold(known, k.Str)
-		switch {
-		case i < 0:
-			return true
-		case known[i] != k.Str || seen&(1<<i) != 0:
-			s.ok = false
-		default:
-			seen |= 1 << i
-			member(k.Str, val)
-		}
-		return s.ok
-	})
-}
-
-// indexFold is the index of key in known, ignoring case; -1 if absent.
-func indexFold(known []string, key string) int {
-	for i, k := range known {
-		if strings.EqualFold(k, key) {
-			return i
-		}
-	}
-	return -1
-}
-
-// str stores a string value; null leaves dst alone, as encoding/json does.
-func (s *scanner) str(v gjson.Result, dst *string) {
-	switch {
-	case v.Type == gjson.Null:
-	case v.Type != gjson.String || strings.IndexByte(v.Raw, '\\') >= 0 || !utf8.ValidString(v.Str):
-		s.ok = false
-	default:
-		*dst = v.Str
-	}
-}
-
-// integer stores a plain integer; a fraction or exponent is a doubt.
-func (s *scanner) integer(v gjson.Result, dst *int64) {
-	if v.Type == gjson.Null {
-		return
-	}
-	n, err := strconv.ParseInt(v.Raw, 10, 64)
-	if v.Type != gjson.Number || err != nil {
-		s.ok = false
-		return
-	}
-	*dst = n
-}
-
-func (s *scanner) integerInt(v gjson.Result, dst *int) {
-	n := int64(*dst)
-	s.integer(v, &n)
-	*dst = int(n)
-}
-
-func (s *scanner) boolean(v gjson.Result, dst *bool) {
-	switch v.Type {
-	case gjson.Null:
-	case gjson.True, gjson.False:
-		*dst = v.Type == gjson.True
-	default:
-		s.ok = false
-	}
-}
+// The keys read from each object; anything else is validated and skipped.
+var (
+	pullRequestKeys  = []string{"action", "repository", "installation", "sender", "pull_request"}
+	pullKeys         = []string{"number", "draft", "user", "head", "base"}
+	branchKeys       = []string{"ref", "sha", "repo"}
+	repoKeys         = []string{"id", "name", "full_name", "owner", "clone_url", "default_branch"}
+	userKeys         = []string{"id", "login", "type"}
+	installationKeys = []string{"id", "app_id", "account"}
+)
 
 // scanPullRequest fills p from payload; false means "decode it with
 // encoding/json instead".
 func scanPullRequest(payload []byte, p *pullRequestPayload) bool {
-	if !gjson.ValidBytes(payload) {
+	s := &jscan{buf: payload}
+	return s.document(func() bool {
+		return s.members(pullRequestKeys, func(key string) bool {
+			switch key {
+			case "action":
+				return s.str(&p.Action)
+			case "repository":
+				return s.repo(&p.Repository)
+			case "installation":
+				return s.installation(&p.Installation)
+			case "sender":
+				return s.userPtr(&p.Sender)
+			default: // pull_request
+				return s.pull(&p.PullRequest)
+			}
+		})
+	})
+}
+
+// str stores a string without escapes and in valid UTF-8, which is then
+// the very bytes encoding/json would give.
+func (s *jscan) str(dst *string) bool {
+	if s.null() {
+		return true
+	}
+	raw, ok := s.plainString()
+	if !ok || !utf8.Valid(raw) {
 		return false
 	}
-	s := &scanner{ok: true}
-	s.object(gjson.ParseBytes(payload), []string{"action", "repository", "installation", "sender", "pull_request"},
-		func(key string, v gjson.Result) {
-			switch key {
-			case "pull_request":
-				p.PullRequest = s.pull(v)
-			default:
-				s.envelope(key, v, &p.envelope)
-			}
-		})
-	return s.ok
+	*dst = string(raw)
+	return true
 }
 
-func (s *scanner) envelope(key string, v gjson.Result, e *envelope) {
-	switch key {
-	case "action":
-		s.str(v, &e.Action)
-	case "repository":
-		e.Repository = s.repoPtr(v)
-	case "installation":
-		if v.Type != gjson.Null {
-			e.Installation = &ghInstallation{}
-			s.installation(v, e.Installation)
-		} else {
-			e.Installation = nil
+// int64Val stores a plain integer; a fraction or exponent is a doubt.
+func (s *jscan) int64Val(dst *int64) bool {
+	if s.null() {
+		return true
+	}
+	n, ok := s.integer()
+	if ok {
+		*dst = n
+	}
+	return ok
+}
+
+// intVal is int64Val for an int, which encoding/json also rejects past an
+// int's range where an int is narrower.
+func (s *jscan) intVal(dst *int) bool {
+	n := int64(*dst)
+	if !s.int64Val(&n) || n != int64(int(n)) {
+		return false
+	}
+	*dst = int(n)
+	return true
+}
+
+func (s *jscan) boolVal(dst *bool) bool {
+	switch s.peek() {
+	case 'n':
+		return s.literal("null")
+	case 't':
+		if s.literal("true") {
+			*dst = true
+			return true
 		}
-	case "sender":
-		if v.Type != gjson.Null {
-			e.Sender = &ghUser{}
-			s.user(v, e.Sender)
-		} else {
-			e.Sender = nil
+	case 'f':
+		if s.literal("false") {
+			*dst = false
+			return true
 		}
 	}
+	return false
 }
 
-func (s *scanner) pull(v gjson.Result) *ghPull {
-	if v.Type == gjson.Null {
-		return nil
+func (s *jscan) pull(dst **ghPull) bool {
+	if s.null() {
+		*dst = nil
+		return true
 	}
 	pr := &ghPull{}
-	s.object(v, []string{"number", "draft", "user", "head", "base"}, func(key string, v gjson.Result) {
+	*dst = pr
+	return s.members(pullKeys, func(key string) bool {
 		switch key {
 		case "number":
-			s.integerInt(v, &pr.Number)
+			return s.intVal(&pr.Number)
 		case "draft":
-			s.boolean(v, &pr.Draft)
+			return s.boolVal(&pr.Draft)
 		case "user":
-			s.user(v, &pr.User)
+			return s.user(&pr.User)
 		case "head":
-			s.branch(v, &pr.Head)
-		case "base":
-			s.branch(v, &pr.Base)
+			return s.branch(&pr.Head)
+		default: // base
+			return s.branch(&pr.Base)
 		}
 	})
-	return pr
 }
 
-func (s *scanner) branch(v gjson.Result, b *ghBranch) {
-	s.object(v, []string{"ref", "sha", "repo"}, func(key string, v gjson.Result) {
+func (s *jscan) branch(b *ghBranch) bool {
+	return s.members(branchKeys, func(key string) bool {
 		switch key {
 		case "ref":
-			s.str(v, &b.Ref)
+			return s.str(&b.Ref)
 		case "sha":
-			s.str(v, &b.SHA)
-		case "repo":
-			b.Repo = s.repoPtr(v)
+			return s.str(&b.SHA)
+		default: // repo
+			return s.repo(&b.Repo)
 		}
 	})
 }
 
-func (s *scanner) repoPtr(v gjson.Result) *ghRepo {
-	if v.Type == gjson.Null {
-		return nil
+func (s *jscan) repo(dst **ghRepo) bool {
+	if s.null() {
+		*dst = nil
+		return true
 	}
 	r := &ghRepo{}
-	s.object(v, []string{"id", "name", "full_name", "owner", "clone_url", "default_branch"},
-		func(key string, v gjson.Result) {
-			switch key {
-			case "id":
-				s.integer(v, &r.ID)
-			case "name":
-				s.str(v, &r.Name)
-			case "full_name":
-				s.str(v, &r.FullName)
-			case "owner":
-				s.user(v, &r.Owner)
-			case "clone_url":
-				s.str(v, &r.CloneURL)
-			case "default_branch":
-				s.str(v, &r.DefaultBranch)
-			}
-		})
-	return r
-}
-
-func (s *scanner) user(v gjson.Result, u *ghUser) {
-	s.object(v, []string{"id", "login", "type"}, func(key string, v gjson.Result) {
+	*dst = r
+	return s.members(repoKeys, func(key string) bool {
 		switch key {
 		case "id":
-			s.integer(v, &u.ID)
-		case "login":
-			s.str(v, &u.Login)
-		case "type":
-			s.str(v, &u.Type)
+			return s.int64Val(&r.ID)
+		case "name":
+			return s.str(&r.Name)
+		case "full_name":
+			return s.str(&r.FullName)
+		case "owner":
+			return s.user(&r.Owner)
+		case "clone_url":
+			return s.str(&r.CloneURL)
+		default: // default_branch
+			return s.str(&r.DefaultBranch)
 		}
 	})
 }
 
-func (s *scanner) installation(v gjson.Result, in *ghInstallation) {
-	s.object(v, []string{"id", "app_id", "account"}, func(key string, v gjson.Result) {
+func (s *jscan) userPtr(dst **ghUser) bool {
+	if s.null() {
+		*dst = nil
+		return true
+	}
+	*dst = &ghUser{}
+	return s.user(*dst)
+}
+
+func (s *jscan) user(u *ghUser) bool {
+	return s.members(userKeys, func(key string) bool {
 		switch key {
 		case "id":
-			s.integer(v, &in.ID)
+			return s.int64Val(&u.ID)
+		case "login":
+			return s.str(&u.Login)
+		default: // type
+			return s.str(&u.Type)
+		}
+	})
+}
+
+func (s *jscan) installation(dst **ghInstallation) bool {
+	if s.null() {
+		*dst = nil
+		return true
+	}
+	in := &ghInstallation{}
+	*dst = in
+	return s.members(installationKeys, func(key string) bool {
+		switch key {
+		case "id":
+			return s.int64Val(&in.ID)
 		case "app_id":
-			s.integer(v, &in.AppID)
-		case "account":
-			s.user(v, &in.Account)
+			return s.int64Val(&in.AppID)
+		default: // account
+			return s.user(&in.Account)
 		}
 	})
 }
