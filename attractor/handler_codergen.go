@@ -41,7 +41,7 @@ func codergenHandler(ctx context.Context, s *Stage) (Outcome, error) {
 			"node %s needs a coding agent and none is configured: set agents in the kilroy-bot config, "+
 				"or give the node shape=parallelogram with tool_command if it runs a command", s.Node.ID)), nil
 	}
-	actx, cancel := agentContext(ctx, s.Node.Timeout)
+	actx, cancel := nodeContext(ctx, s.Node.Timeout)
 	defer cancel()
 	o, err := s.Agent.Run(actx, AgentRequest{
 		RunID: s.RunID, Node: s.Node, Prompt: prompt, Workspace: s.Workspace,
@@ -67,7 +67,9 @@ func expandPrompt(s *Stage) string {
 	return strings.ReplaceAll(p, "$goal", s.Pipeline.Goal)
 }
 
-func agentContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+// nodeContext bounds a handler's wait (an agent, a human) by the node's
+// timeout, when it has one.
+func nodeContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
 	if timeout > 0 {
 		return context.WithTimeout(ctx, timeout)
 	}

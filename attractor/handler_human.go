@@ -2,11 +2,15 @@ package attractor
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
 // humanHandler asks the interviewer to choose among the node's outgoing
-// edges and routes on the answer through preferred_label.
+// edges and routes on the answer through preferred_label. The node's
+// timeout bounds the question: an interviewer that waits (a pull request
+// comment) ends with it, and the wait then counts as timed out, so that
+// human.default_choice applies.
 func humanHandler(ctx context.Context, s *Stage) (Outcome, error) {
 	choices := humanChoices(s.Pipeline.Outgoing(s.Node.ID))
 	if len(choices) == 0 {
@@ -16,8 +20,13 @@ func humanHandler(ctx context.Context, s *Stage) (Outcome, error) {
 		return failOutcome(ClassStructural, fmt.Sprintf(
 			"human gate %s needs an interviewer and none is configured", s.Node.ID)), nil
 	}
-	a, err := s.Interviewer.Ask(ctx, Question{RunID: s.RunID, Node: s.Node.ID, Text: s.Node.Label, Choices: choices})
-	if err != nil {
+	qctx, cancel := nodeContext(ctx, s.Node.Timeout)
+	defer cancel()
+	a, err := s.Interviewer.Ask(qctx, Question{RunID: s.RunID, Node: s.Node.ID, Text: s.Node.Label, Choices: choices})
+	switch {
+	case err != nil && errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		a = Answer{TimedOut: true}
+	case err != nil:
 		return failOutcome(classifyError(err), fmt.Sprintf("human gate %s: %v", s.Node.ID, err)), nil
 	}
 	if a.TimedOut {

@@ -11,7 +11,9 @@ import (
 )
 
 // Interviewer asks a human to choose at a wait.human node. Hosts adapt it
-// to a terminal, a PR comment or a web page.
+// to a terminal, a PR comment or a web page. ctx carries the node's
+// timeout as its deadline: an interviewer that waits for an answer should
+// report that deadline as Answer{TimedOut: true} (or return ctx's error).
 type Interviewer interface {
 	Ask(ctx context.Context, q Question) (Answer, error)
 }
@@ -123,6 +125,13 @@ func (c *Console) Ask(ctx context.Context, q Question) (Answer, error) {
 		return Answer{Choice: q.Choices[n-1].Label}, nil
 	}
 	return Answer{Choice: line}, nil
+}
+
+// MatchChoice finds the choice answer names, by the rule the engine
+// applies to an Answer's Choice, so a host can check an answer before it
+// hands it over.
+func MatchChoice(answer string, choices []Choice) (Choice, bool) {
+	return matchChoice(Answer{Choice: answer}, choices)
 }
 
 // matchChoice finds the choice an answer names: by key, then label (both

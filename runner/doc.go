@@ -28,7 +28,9 @@
 // makes the worktree from the mirror in <data-dir>/runs/<run-id>/, executes
 // the same Prepared path as a local run with a Reporter listening, pushes
 // the run branch after each checkpoint and at the end, completes every
-// check and revokes its tokens.
+// check and revokes its tokens. A run's wait.human node asks on the pull
+// request and polls the queue for the answer a writer's
+// `/kilroy answer` records (human.go, event_answer.go).
 //
 // runner reaches GitHub only through functions and interfaces handed to it
 // (GitHub, Reporter, TokenSource); it imports no webhook or go-github types.

@@ -111,6 +111,9 @@ const (
 	VerbRun    Verb = "run"
 	VerbCancel Verb = "cancel"
 	VerbHelp   Verb = "help"
+	// VerbAnswer answers a wait.human node a run of the pull request waits
+	// at: Node and Choice.
+	VerbAnswer Verb = "answer"
 	// VerbUnknown: the word after /kilroy is not a command; Unknown holds
 	// it and Suggestion the nearest command, if one is near.
 	VerbUnknown Verb = "unknown"
@@ -131,6 +134,10 @@ type Command struct {
 	Unknown string `json:"unknown,omitempty"`
 	// Suggestion is the command Unknown was probably meant to be, or "".
 	Suggestion string `json:"suggestion,omitempty"`
+	// Node and Choice are what VerbAnswer answers and with what, as
+	// written; either may be empty (the reply then lists what waits).
+	Node   string `json:"node,omitempty"`
+	Choice string `json:"choice,omitempty"`
 }
 
 // CheckRun is the check run whose button was pressed.

@@ -15,7 +15,8 @@ import (
 
 // CommandUsage lists the comment commands, for help and unknown commands.
 const CommandUsage = "`/kilroy run [PIPELINE...]` runs the named pipelines (all when none are named) on the pull request's head; " +
-	"`/kilroy cancel [PIPELINE...]` cancels its runs; `/kilroy help` shows this list."
+	"`/kilroy cancel [PIPELINE...]` cancels its runs; `/kilroy answer NODE CHOICE` answers a run waiting at the human gate NODE; " +
+	"`/kilroy help` shows this list."
 
 // comment answers a `/kilroy` comment on a pull request.
 func (w *eventWork) comment(ctx context.Context) error {
@@ -33,6 +34,8 @@ func (w *eventWork) comment(ctx context.Context) error {
 	case VerbInvalid:
 		return w.reply(ctx, fmt.Sprintf("Nothing ran: %s %s not valid pipeline names.\n\nCommands: %s",
 			codeList(cmd.Invalid), plural(len(cmd.Invalid), "is", "are"), CommandUsage))
+	case VerbAnswer:
+		return w.answer(ctx)
 	case VerbRun, VerbCancel:
 	default:
 		w.log.Warn("event: unknown command verb; dropped")
@@ -54,19 +57,28 @@ func (w *eventWork) comment(ctx context.Context) error {
 // senderMayRun applies the trust rule to whoever commented or pressed a
 // button, and tells them when they may not.
 func (w *eventWork) senderMayRun(ctx context.Context, req policy.Request, headInBase bool, authorPerm string) (bool, error) {
+	dec, err := w.senderDecision(ctx, req, headInBase, authorPerm)
+	if err != nil || dec.Run {
+		return dec.Run, err
+	}
+	return false, w.reply(ctx, fmt.Sprintf("@%s, only collaborators with write access to %s can run or cancel kilroy pipelines (%s). "+
+		"Ask a maintainer to comment `/kilroy run`.", w.ev.Sender.Login, w.ev.Repo.FullName, dec.Reason))
+}
+
+// senderDecision is the trust rule's verdict on the sender, from the
+// collaborator-permission API.
+func (w *eventWork) senderDecision(ctx context.Context, req policy.Request, headInBase bool, authorPerm string) (policy.TrustDecision, error) {
 	sender := w.ev.Sender.Login
 	perm, err := w.gh.CollaboratorPermission(ctx, w.ev.Repo, sender)
 	if err != nil {
-		return false, err
+		return policy.TrustDecision{}, err
 	}
 	dec := policy.Decide(policy.TrustInput{Request: req, HeadInBaseRepo: headInBase, AuthorPermission: authorPerm,
 		Sender: sender, SenderPermission: perm})
-	if dec.Run {
-		return true, nil
+	if !dec.Run {
+		w.log.Info("event: request refused", "reason", dec.Reason)
 	}
-	w.log.Info("event: request refused", "reason", dec.Reason)
-	return false, w.reply(ctx, fmt.Sprintf("@%s, only collaborators with write access to %s can run or cancel kilroy pipelines (%s). "+
-		"Ask a maintainer to comment `/kilroy run`.", sender, w.ev.Repo.FullName, dec.Reason))
+	return dec, nil
 }
 
 // commandRun runs a writer's `/kilroy run`: the pull request's head as it

@@ -36,8 +36,9 @@ type prRun struct {
 // worktree of the head SHA, the pipeline (from the head, or the base
 // branch when ConfigFromBase) executed with the checks reporting and the
 // run branch pushed after each checkpoint and at the end, then the token
-// revoked. A run handed back after an interruption (Resumes > 0) resumes
-// from its checkpoint.json when it has one and starts over otherwise.
+// revoked. Its wait.human nodes are asked on the pull request (human.go).
+// A run handed back after an interruption (Resumes > 0) resumes from its
+// checkpoint.json when it has one and starts over otherwise.
 //
 // Every check of the run ends completed: with the result (Close), with
 // the cancellation ("superseded by <sha>", "cancelled by @user") or with
@@ -62,7 +63,7 @@ func (s *Server) HandleRun(ctx context.Context, job queue.RunJob) error {
 	r.log.Info("run: started", "head", job.HeadSHA, "resumes", job.Resumes, "branch", p.Branch)
 	push := newPusher(r.log, r.git, p.RepoDir, job.CloneURL, p.Branch)
 	res, err := p.Execute(ctx, LocalOptions{GitPath: s.o.GitPath, Env: s.o.Env, Agent: s.o.Agent, NewAgent: s.o.NewAgent,
-		Listener: attractor.Listeners{r.rep, push}})
+		Listener: attractor.Listeners{r.rep, push}, Interviewer: r.interviewer()})
 	return r.end(ctx, push, res, err)
 }
 

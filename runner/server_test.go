@@ -181,7 +181,7 @@ func TestServerCommandReplies(t *testing.T) {
 	e.handle(e.commentEvent(3, "maint", Command{Verb: VerbUnknown, Unknown: "rnu", Suggestion: "run"}))
 	e.handle(e.commentEvent(3, "maint", Command{Verb: VerbHelp}))
 	got := e.botComments()
-	want := []string{"did you mean `ci`?", "Did you mean `/kilroy run`?", "`/kilroy cancel [PIPELINE...]`"}
+	want := []string{"did you mean `ci`?", "Did you mean `/kilroy run`?", "`/kilroy answer NODE CHOICE`"}
 	if len(got) != len(want) {
 		t.Fatalf("replies = %q, want %d", got, len(want))
 	}

@@ -16,13 +16,13 @@ const (
 	VerbRun     = runner.VerbRun
 	VerbCancel  = runner.VerbCancel
 	VerbHelp    = runner.VerbHelp
+	VerbAnswer  = runner.VerbAnswer
 	VerbUnknown = runner.VerbUnknown
 	VerbInvalid = runner.VerbInvalid
 )
 
 // Usage lists the commands, for replies to help and unknown commands.
-const Usage = "`/kilroy run [PIPELINE...]` runs the named pipelines (all when none are named) on the pull request's head; " +
-	"`/kilroy cancel [PIPELINE...]` cancels its runs; `/kilroy help` shows this list."
+const Usage = runner.CommandUsage
 
 // commandPrefix starts the first line of a comment command.
 const commandPrefix = "/kilroy"
@@ -53,9 +53,22 @@ func ParseCommand(body string) (Command, bool) {
 		return withPipelines(verb, args), true
 	case VerbHelp:
 		return Command{Verb: VerbHelp}, true
+	case VerbAnswer:
+		return answer(args), true
 	default:
 		return Command{Verb: VerbUnknown, Unknown: word, Suggestion: suggest(strings.ToLower(word))}, true
 	}
+}
+
+// answer builds an answer command: the node, then the rest of the line
+// as the choice, since a choice may be an edge label of several words.
+// Missing parts stay empty for the worker to explain.
+func answer(args []string) Command {
+	cmd := Command{Verb: VerbAnswer}
+	if len(args) > 0 {
+		cmd.Node, cmd.Choice = args[0], strings.Join(args[1:], " ")
+	}
+	return cmd
 }
 
 // withPipelines builds a run or cancel command from its arguments.

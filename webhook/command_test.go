@@ -32,6 +32,11 @@ func TestParseCommand(t *testing.T) {
 		{"/kilroy run.", Command{Verb: VerbUnknown, Unknown: "run.", Suggestion: "run"}, true},
 		{"/kilroy deploy", Command{Verb: VerbUnknown, Unknown: "deploy"}, true},
 		{"/kilroy x", Command{Verb: VerbUnknown, Unknown: "x"}, true},
+		{"/kilroy answer approve yes", Command{Verb: VerbAnswer, Node: "approve", Choice: "yes"}, true},
+		{"/Kilroy ANSWER approve  [Y]\t Yes please \r\nno", Command{Verb: VerbAnswer, Node: "approve", Choice: "[Y] Yes please"}, true},
+		{"/kilroy answer approve", Command{Verb: VerbAnswer, Node: "approve"}, true},
+		{"/kilroy answer", Command{Verb: VerbAnswer}, true},
+		{"/kilroy answr approve yes", Command{Verb: VerbUnknown, Unknown: "answr", Suggestion: "answer"}, true},
 		{"/kilroy run ../../etc ci $(id)", Command{Verb: VerbInvalid, Invalid: []string{"../../etc", "$(id)"}}, true},
 		{"/kilroy run `ci`", Command{Verb: VerbInvalid, Invalid: []string{"`ci`"}}, true},
 		{"/kilroy run cï", Command{Verb: VerbInvalid, Invalid: []string{"cï"}}, true},
@@ -79,6 +84,13 @@ func FuzzParseCommand(f *testing.F) {
 				if !pipelineName.MatchString(p) {
 					t.Fatalf("ParseCommand(%q) passed pipeline name %q", body, p)
 				}
+			}
+		case VerbAnswer:
+			if cmd.Choice != "" && cmd.Node == "" {
+				t.Fatalf("ParseCommand(%q): a choice without a node", body)
+			}
+			if cmd.Choice != strings.Join(strings.Fields(cmd.Choice), " ") || len(strings.Fields(cmd.Node)) > 1 {
+				t.Fatalf("ParseCommand(%q): node %q and choice %q are not the words of the line", body, cmd.Node, cmd.Choice)
 			}
 		case VerbHelp, VerbInvalid:
 		case VerbUnknown:

@@ -6,5 +6,5 @@ import "github.com/kilroy-bot/kilroy-bot/attractor"
 // be a typo, with the same edit-distance rule as every other "did you
 // mean" of the bot (pipeline names, node IDs).
 func suggest(word string) string {
-	return attractor.Suggest(word, []string{string(VerbRun), string(VerbCancel), string(VerbHelp)})
+	return attractor.Suggest(word, []string{string(VerbRun), string(VerbCancel), string(VerbHelp), string(VerbAnswer)})
 }

@@ -53,6 +53,11 @@
 // does the same through River's JobSnooze(0). So every interrupted run
 // reaches a handler again, which either resumes or finishes it.
 //
+// Answers. A run waiting at a wait.human node records so (Wait) and polls
+// TakeAnswer; the event worker lists what waits (WaitingOf) and records a
+// `/kilroy answer` (RecordAnswer) only while the node still waits, so an
+// answer reaches the run in whichever process works it (answers.go).
+//
 // Drivers. SQLite (modernc.org/sqlite, one file in the data dir, WAL with
 // the default synchronous=FULL, so a committed delivery survives a crash of
 // the process and a power loss alike) is the

@@ -19,8 +19,9 @@ var ErrUnavailable = errors.New("queue unavailable")
 
 const (
 	queueName = "kilroy"
-	// retention is how long deliveries (for dedupe), finished runs and
-	// SHA→PR mappings are kept: GitHub redelivers for far less than that.
+	// retention is how long deliveries (for dedupe), finished runs,
+	// SHA→PR mappings and leftover waiting nodes and answers are kept:
+	// GitHub redelivers for far less than that, and no run lasts as long.
 	retention           = 30 * 24 * time.Hour
 	pruneEvery          = time.Hour
 	defaultWorkers      = 2

@@ -128,11 +128,12 @@ func (q *Queue) reclaimRun(ctx context.Context, r Run, cutoff int64) (bool, erro
 	return ok, nil
 }
 
-// prune deletes deliveries, finished runs and head mappings older than
-// before. River cleans its own finished jobs.
+// prune deletes deliveries, finished runs, head mappings, waiting nodes
+// and answers older than before. River cleans its own finished jobs.
 func (q *Queue) prune(ctx context.Context, before time.Time) error {
 	ms := before.UnixMilli()
-	for _, stmt := range []string{q.q.pruneDeliveries, q.q.pruneRuns, q.q.pruneHeads} {
+	for _, stmt := range []string{q.q.pruneDeliveries, q.q.pruneRuns, q.q.pruneHeads,
+		q.q.pruneWaiting, q.q.pruneAnswers} {
 		if _, err := q.eng.pool().exec(ctx, stmt, ms); err != nil {
 			return fmt.Errorf("prune before %s: %w", before.Format(time.RFC3339), err)
 		}

@@ -62,6 +62,25 @@ func schema() []string {
 	received_at BIGINT NOT NULL
 )`,
 		`CREATE INDEX IF NOT EXISTS intake_received_at ON intake (received_at, delivery_id)`,
+		// wait.human nodes waiting for `/kilroy answer`, and the answers
+		// given, until the run takes them (answers.go).
+		`CREATE TABLE IF NOT EXISTS waiting (
+	run_id TEXT NOT NULL,
+	node TEXT NOT NULL,
+	question TEXT NOT NULL,
+	since BIGINT NOT NULL,
+	PRIMARY KEY (run_id, node)
+)`,
+		`CREATE INDEX IF NOT EXISTS waiting_since ON waiting (since)`,
+		`CREATE TABLE IF NOT EXISTS answers (
+	run_id TEXT NOT NULL,
+	node TEXT NOT NULL,
+	choice TEXT NOT NULL,
+	answered_by TEXT NOT NULL,
+	answered_at BIGINT NOT NULL,
+	PRIMARY KEY (run_id, node)
+)`,
+		`CREATE INDEX IF NOT EXISTS answers_answered_at ON answers (answered_at)`,
 	}
 }
 
@@ -94,6 +113,14 @@ type queries struct {
 	depth              string
 	ping               string
 	takeIntake         string
+	wait               string
+	stopWaiting        string
+	dropAnswer         string
+	waitingOfPR        string
+	recordAnswer       string
+	takeAnswer         string
+	pruneWaiting       string
+	pruneAnswers       string
 }
 
 func newQueries(d dialect) queries {
@@ -148,6 +175,26 @@ func newQueries(d dialect) queries {
 		takeIntake: d.rebind(`SELECT delivery_id, event, payload, received_at FROM intake
 			ORDER BY received_at, delivery_id LIMIT ?` + d.lockRows),
 		requeueOrphanJobs: `UPDATE river_job SET state = 'available' WHERE state = 'running' AND kind IN ('kilroy.run', 'kilroy.event')`,
+		wait: d.rebind(`INSERT INTO waiting (run_id, node, question, since) VALUES (?, ?, ?, ?)
+			ON CONFLICT (run_id, node) DO UPDATE SET question = excluded.question, since = excluded.since`),
+		stopWaiting: d.rebind(`DELETE FROM waiting WHERE run_id = ? AND node = ?`),
+		dropAnswer:  d.rebind(`DELETE FROM answers WHERE run_id = ? AND node = ?`),
+		// Only unfinished runs: a row a dead process left is not listed.
+		waitingOfPR: d.rebind(`SELECT w.run_id, r.pipeline, r.head_sha, w.node, w.question, w.since
+			FROM waiting w JOIN runs r ON r.run_id = w.run_id
+			WHERE r.repo = ? AND r.pr = ? AND r.state IN ('queued', 'running')
+			ORDER BY w.since, w.run_id, w.node`),
+		// One statement, so an answer is stored only while its node waits;
+		// the casts type the parameters for Postgres. The WHERE also keeps
+		// SQLite from reading ON CONFLICT as a join's ON.
+		recordAnswer: d.rebind(`INSERT INTO answers (run_id, node, choice, answered_by, answered_at)
+			SELECT CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS TEXT), CAST(? AS BIGINT)
+			WHERE EXISTS (SELECT 1 FROM waiting WHERE run_id = ? AND node = ?)
+			ON CONFLICT (run_id, node) DO UPDATE SET choice = excluded.choice,
+				answered_by = excluded.answered_by, answered_at = excluded.answered_at`),
+		takeAnswer:   d.rebind(`DELETE FROM answers WHERE run_id = ? AND node = ? RETURNING choice, answered_by`),
+		pruneWaiting: d.rebind(`DELETE FROM waiting WHERE since < ?`),
+		pruneAnswers: d.rebind(`DELETE FROM answers WHERE answered_at < ?`),
 	}
 }
 
