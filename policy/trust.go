@@ -76,7 +76,9 @@ func Decide(in TrustInput) TrustDecision {
 		if !HasWrite(in.SenderPermission) {
 			return TrustDecision{Reason: fmt.Sprintf("@%s has %s access; runs need write access", in.Sender, orNone(in.SenderPermission))}
 		}
-		fromBase := in.Request == RequestCommand || !trustedPR
+		// A trusted pull request's own pipelines run, as they do on a push;
+		// an untrusted one's never do, whoever asks.
+		fromBase := !trustedPR
 		return TrustDecision{Run: true, ConfigFromBase: fromBase,
 			Reason: fmt.Sprintf("requested by @%s, who has %s access", in.Sender, in.SenderPermission)}
 	default:

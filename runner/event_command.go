@@ -82,7 +82,8 @@ func (w *eventWork) senderDecision(ctx context.Context, req policy.Request, head
 }
 
 // commandRun runs a writer's `/kilroy run`: the pull request's head as it
-// is now, with the base branch's pipelines and configuration.
+// is now, with the head's pipelines and configuration when the pull
+// request is trusted (as on a push) and the base branch's otherwise.
 func (w *eventWork) commandRun(ctx context.Context, want []string) error {
 	pr, err := w.gh.PullRequest(ctx, w.ev.Repo, w.ev.PR.Number)
 	if err != nil {
@@ -91,6 +92,13 @@ func (w *eventWork) commandRun(ctx context.Context, want []string) error {
 	if pr.State == "closed" {
 		return w.reply(ctx, fmt.Sprintf("Pull request #%d is closed; nothing ran.", pr.Number))
 	}
+	authorPerm, err := w.gh.CollaboratorPermission(ctx, w.ev.Repo, pr.AuthorLogin)
+	if err != nil {
+		return err
+	}
+	// The sender's write access was checked by comment.
+	fromBase := policy.Decide(policy.TrustInput{Request: policy.RequestCommand, HeadInBaseRepo: !pr.fork(w.ev.Repo),
+		AuthorPermission: authorPerm, Sender: w.ev.Sender.Login, SenderPermission: "write"}).ConfigFromBase
 	git, err := w.gitops(ctx)
 	if err != nil {
 		return err
@@ -99,30 +107,36 @@ func (w *eventWork) commandRun(ctx context.Context, want []string) error {
 	if err != nil {
 		return err
 	}
-	cfg, ok, err := w.config(ctx, f.mirror, f.baseSHA, pr.HeadSHA)
+	rev, source := pr.HeadSHA, "the pull request's head"
+	if fromBase {
+		rev, source = f.baseSHA, "the base branch"
+	}
+	cfg, ok, err := w.config(ctx, f.mirror, rev, pr.HeadSHA)
 	if err != nil || !ok {
 		return err
 	}
-	names, msg := commandPipelines(cfg, want)
+	names, msg := commandPipelines(cfg, want, source)
 	if msg != "" {
 		return w.reply(ctx, msg)
 	}
-	sels, err := w.loadPipelines(ctx, f.mirror, f.baseSHA, pr.HeadSHA, cfg, names)
+	sels, err := w.loadPipelines(ctx, f.mirror, rev, pr.HeadSHA, cfg, names)
 	if err != nil || len(sels) == 0 {
 		return err
 	}
-	notes, err := w.kilroyChangeNotes(ctx, pr)
-	if err != nil {
-		return err
+	var notes []string
+	if fromBase {
+		if notes, err = w.kilroyChangeNotes(ctx, pr); err != nil {
+			return err
+		}
 	}
 	return w.enqueue(ctx, runRequest{pr: pr.Number, headSHA: pr.HeadSHA, baseRef: pr.BaseRef,
-		trigger: queue.TriggerComment, requestedBy: w.ev.Sender.Login, configFromBase: true}, sels, notes)
+		trigger: queue.TriggerComment, requestedBy: w.ev.Sender.Login, configFromBase: fromBase}, sels, notes)
 }
 
 // commandPipelines resolves the names of `/kilroy run`: all pipelines that
 // allow commands when none are named. A non-empty msg is the reply that
-// explains why nothing runs.
-func commandPipelines(cfg *policy.RepoConfig, want []string) (names []string, msg string) {
+// explains why nothing runs; source names where cfg was read.
+func commandPipelines(cfg *policy.RepoConfig, want []string, source string) (names []string, msg string) {
 	all := slices.Sorted(maps.Keys(cfg.Pipelines))
 	if len(want) == 0 {
 		for _, n := range all {
@@ -131,7 +145,7 @@ func commandPipelines(cfg *policy.RepoConfig, want []string) (names []string, ms
 			}
 		}
 		if len(names) == 0 {
-			return nil, "Nothing ran: no pipeline of the base branch may be started by a comment (`command: false`)."
+			return nil, "Nothing ran: no pipeline of " + source + " may be started by a comment (`command: false`)."
 		}
 		return names, ""
 	}
@@ -152,8 +166,8 @@ func commandPipelines(cfg *policy.RepoConfig, want []string) (names []string, ms
 		}
 	}
 	if len(problems) > 0 {
-		return nil, fmt.Sprintf("Nothing ran: %s.\n\nPipelines on the base branch: %s.",
-			strings.Join(problems, "; "), codeList(all))
+		return nil, fmt.Sprintf("Nothing ran: %s.\n\nPipelines of %s: %s.",
+			strings.Join(problems, "; "), source, codeList(all))
 	}
 	return names, ""
 }

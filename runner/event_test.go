@@ -35,7 +35,7 @@ func TestCommandPipelines(t *testing.T) {
 		{[]string{"ci", "nope"}, nil, "there is no pipeline `nope`"},
 	}
 	for _, tt := range tests {
-		names, msg := commandPipelines(cfg, tt.want)
+		names, msg := commandPipelines(cfg, tt.want, "the base branch")
 		if diff := cmp.Diff(names, tt.wantNames); diff != "" {
 			t.Errorf("commandPipelines(%q) names (-got +want):\n%s", tt.want, diff)
 		}
@@ -225,4 +225,27 @@ func TestServerPullRequestClosedWhileDeciding(t *testing.T) {
 	if run := e.newRun("ci", 0); run.HeadSHA != pr.HeadSHA {
 		t.Fatalf("run after reopening = %+v, want head %s", run, pr.HeadSHA)
 	}
+}
+
+// TestServerCommandRunTrustedUsesHead: a writer's `/kilroy run` on a
+// trusted pull request runs the pipeline as the pull request changed it,
+// as its push did, without a note about `.kilroy/` changes.
+func TestServerCommandRunTrustedUsesHead(t *testing.T) {
+	e := newServerEnv(t)
+	e.seed(map[string]string{".kilroy/ci.dot": ciPipeline})
+	e.gh.SetPermission("octo", "widgets", "alice", "write")
+	edited := strings.Replace(ciPipeline, "env > env.txt", "env > env.txt && echo edited > edited.txt", 1)
+	pr := e.openPR(3, "alice", map[string]string{".kilroy/ci.dot": edited})
+
+	e.handle(e.commentEvent(3, "alice", Command{Verb: VerbRun}))
+	run := e.newRun("ci", 0)
+	if run.HeadSHA != pr.HeadSHA || len(run.Notes) != 0 {
+		t.Fatalf("run target = %+v, want the head %s and no note", run, pr.HeadSHA)
+	}
+	e.reps.waitEnd(t, run.RunID)
+	files := e.repo.Git(t, "ls-tree", "-r", "--name-only", "kilroy/run/ci/"+run.RunID)
+	if !strings.Contains(files, "edited.txt") {
+		t.Errorf("run branch files:\n%s\nwant edited.txt from the pull request's own pipeline", files)
+	}
+	e.waitRevoked()
 }
