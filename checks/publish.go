@@ -45,6 +45,10 @@ type PublishOptions struct {
 	// PublicURL is where the bot serves its pages; details_url is
 	// PublicURL/runs/<run-id>. Empty leaves details_url out.
 	PublicURL string
+	// DetailsURL, when set, makes the details_url of a run instead of
+	// PublicURL, such as a run page link carrying its access token; ""
+	// leaves details_url out.
+	DetailsURL func(runID string) string
 	// Render is how the checks are rendered. An empty RunURL becomes the
 	// details URL; a nil Redactor still redacts token shapes.
 	Render RenderOptions
@@ -153,7 +157,10 @@ var _ attractor.Listener = (*Publisher)(nil)
 // It makes no request.
 func NewPublisher(api API, repo ghapp.Repo, p *attractor.Pipeline, info RunInfo, opts PublishOptions) *Publisher {
 	details := ""
-	if opts.PublicURL != "" {
+	switch {
+	case opts.DetailsURL != nil:
+		details = opts.DetailsURL(info.RunID)
+	case opts.PublicURL != "":
 		details = strings.TrimRight(opts.PublicURL, "/") + "/runs/" + url.PathEscape(info.RunID)
 	}
 	opts = opts.withDefaults(details)
@@ -182,7 +189,7 @@ func NewPublisher(api API, repo ghapp.Repo, p *attractor.Pipeline, info RunInfo,
 // View returns a snapshot of the run as the checks show it.
 func (p *Publisher) View() *RunView { return p.rec.View() }
 
-// DetailsURL is the details_url of the checks, "" without a PublicURL.
+// DetailsURL is the details_url of the checks, "" for none.
 func (p *Publisher) DetailsURL() string { return p.details }
 
 // Queued creates the checks, queued, and starts sending updates. An error

@@ -236,6 +236,34 @@ func TestPublisherDetailsURL(t *testing.T) {
 	}
 }
 
+// TestPublisherDetailsURLFunc: a DetailsURL function makes the details_url
+// of every check (a run page link with its token), in place of PublicURL,
+// and is the link the summary shows.
+func TestPublisherDetailsURLFunc(t *testing.T) {
+	e := newGHEnv(t)
+	opts := e.options()
+	want := publicURL + "/runs/r1?t=token-of-r1"
+	opts.DetailsURL = func(id string) string { return publicURL + "/runs/" + id + "?t=token-of-" + id }
+	pub := e.publisher(load(t, ciDOT), nil, opts)
+	if got := pub.DetailsURL(); got != want {
+		t.Errorf("DetailsURL() = %q, want %q", got, want)
+	}
+	mustOK(t, pub.Queued(context.Background()))
+	mustOK(t, pub.Cancel(t.Context(), "test over"))
+	runs := e.runs()
+	if len(runs) == 0 {
+		t.Fatal("no check runs")
+	}
+	for _, r := range runs {
+		if r.DetailsURL != want {
+			t.Errorf("%s details_url %q, want %q", r.Name, r.DetailsURL, want)
+		}
+	}
+	if sum := e.run("kilroy/ci"); !strings.Contains(sum.Summary, want) {
+		t.Errorf("kilroy/ci summary does not link %s:\n%s", want, sum.Summary)
+	}
+}
+
 // TestPublisherInvalid concludes a run whose pipeline does not load: the
 // summary check fails with the diagnostics on their lines, and nothing
 // else is created.

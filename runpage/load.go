@@ -112,7 +112,8 @@ type progressEvent struct {
 
 // Load reads the run directory of id. It fails with ErrInvalidID for an id
 // that is not a run id and ErrNotFound when no such run exists; files
-// missing or broken inside an existing run are noted in Run.Problems.
+// missing or broken inside an existing run are noted in Run.Problems. It
+// checks no token: requests go through Open.
 func (p *Pages) Load(id string) (*Run, error) {
 	if !ValidID(id) {
 		return nil, ErrInvalidID

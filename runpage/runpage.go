@@ -10,6 +10,11 @@
 // short; Render turns a Run into server-side HTML with html/template, which
 // escapes every value. There is no JavaScript: reload to see progress.
 //
+// Access. The page of a run opens only with the token of its link (see
+// Keys): Open checks it before the run id is even looked at, and answers
+// a missing or wrong token with ErrNoAccess, whether the run exists or
+// not. Load reads without asking and is for callers that have checked.
+//
 // Safety. The run id is checked against the ULID alphabet before it names
 // a directory, and every file is opened through an os.Root at the run
 // directory, so neither a crafted id nor a symbolic link a pipeline left in
@@ -29,10 +34,12 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/checks"
 )
 
-// Errors Load returns; the HTTP layer maps them to 400 and 404.
+// Errors Open and Load return; the HTTP layer maps them to 400 and 404
+// (ErrNoAccess too, so that a page without its token looks like no page).
 var (
 	ErrInvalidID = errors.New("runpage: invalid run id")
 	ErrNotFound  = errors.New("runpage: no such run")
+	ErrNoAccess  = errors.New("runpage: missing or wrong page token")
 )
 
 // DefaultLogTail is how much of the end of each log the page shows.
@@ -43,6 +50,8 @@ type Options struct {
 	// RunsDir holds one directory per run, named by its id: the data
 	// dir's runs/ directory.
 	RunsDir string
+	// Keys check the token of each request (required).
+	Keys *Keys
 	// CommitURL links a checkpoint commit of a run, such as the
 	// repository's web URL + "/commit/" + sha. Nil, or "" for a commit,
 	// shows the SHA without a link.
@@ -65,6 +74,9 @@ func New(opts Options) (*Pages, error) {
 	if opts.RunsDir == "" {
 		return nil, errors.New("runpage: no runs directory")
 	}
+	if opts.Keys == nil {
+		return nil, errors.New("runpage: no keys for page tokens")
+	}
 	if opts.LogTail <= 0 {
 		opts.LogTail = DefaultLogTail
 	}
@@ -74,6 +86,16 @@ func New(opts Options) (*Pages, error) {
 		return nil, fmt.Errorf("runpage: parse template: %w", err)
 	}
 	return &Pages{opts: opts, tmpl: t}, nil
+}
+
+// Open is Load for a request: it loads run id only when token is the
+// token of its page, and fails with ErrNoAccess, before anything else,
+// when it is not.
+func (p *Pages) Open(id, token string) (*Run, error) {
+	if !p.opts.Keys.Valid(id, token) {
+		return nil, ErrNoAccess
+	}
+	return p.Load(id)
 }
 
 // Render writes run's page to w. Render into a buffer when an error must

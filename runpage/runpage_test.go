@@ -74,6 +74,9 @@ func (f runFiles) progress(events ...map[string]any) {
 func newPages(t *testing.T, runsDir string, opts runpage.Options) *runpage.Pages {
 	t.Helper()
 	opts.RunsDir = runsDir
+	if opts.Keys == nil {
+		opts.Keys = newKeys(t, "current-webhook-secret")
+	}
 	p, err := runpage.New(opts)
 	if err != nil {
 		t.Fatal(err)

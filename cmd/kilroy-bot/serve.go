@@ -119,7 +119,8 @@ type wired struct {
 	Metrics  *metrics.Metrics
 	Redactor *checks.Redactor
 	Logger   *slog.Logger
-	// RunURL is the page of a run, for details_url; "" without a public URL.
+	// RunURL is the page of a run with its access token, for details_url;
+	// "" without a public URL.
 	RunURL func(runID string) string
 }
 
@@ -156,7 +157,14 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 	if err := os.MkdirAll(runsDir, 0o755); err != nil {
 		return deps, fmt.Errorf("create data dir: %w", err)
 	}
-	w := wired{Config: cfg, Logger: logger, RunURL: runURL(cfg.PublicURL)}
+	// The webhook secrets, current first: the webhook accepts any, run
+	// page links are signed with the current one and opened with any.
+	secrets := [][]byte{cfg.WebhookSecret}
+	keys, err := runpage.NewKeys(secrets...)
+	if err != nil {
+		return deps, err
+	}
+	w := wired{Config: cfg, Logger: logger, RunURL: runURL(cfg.PublicURL, keys)}
 	w.Redactor = checks.NewRedactor(string(cfg.WebhookSecret), string(cfg.PrivateKey))
 
 	w.Queue, err = queue.Open(ctx, queue.Options{
@@ -194,12 +202,12 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 		return deps, errors.New("serve is not wired: the run side has no workers")
 	}
 	hook, err := webhook.New(webhook.Config{
-		Secrets: [][]byte{cfg.WebhookSecret}, AppID: cfg.AppID, AppSlug: cfg.Policy.AppSlug, Logger: logger,
+		Secrets: secrets, AppID: cfg.AppID, AppSlug: cfg.Policy.AppSlug, Logger: logger,
 	}, rs.Sink)
 	if err != nil {
 		return deps, err
 	}
-	pages, err := runpage.New(runpage.Options{RunsDir: runsDir, Redactor: w.Redactor, CommitURL: rs.CommitURL})
+	pages, err := runpage.New(runpage.Options{RunsDir: runsDir, Keys: keys, Redactor: w.Redactor, CommitURL: rs.CommitURL})
 	if err != nil {
 		return deps, err
 	}
@@ -243,13 +251,14 @@ func newRegistry(w *wired, wiring appWiring) (*prometheus.Registry, error) {
 // queue.ErrUnavailable when it does not.
 func queueReady(q *queue.Queue) func(context.Context) error { return q.Ping }
 
-// runURL returns the function that links a run's page.
-func runURL(publicURL string) func(string) string {
+// runURL returns the function that links a run's page, with the token
+// that opens it: <public-url>/runs/<id>?t=<token>.
+func runURL(publicURL string, keys *runpage.Keys) func(string) string {
 	return func(id string) string {
 		if publicURL == "" {
 			return ""
 		}
-		return publicURL + "/runs/" + id
+		return publicURL + keys.Path(id)
 	}
 }
 

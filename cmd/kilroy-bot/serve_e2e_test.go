@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,6 +27,7 @@ import (
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/ghapp/ghapptest"
+	"github.com/kilroy-bot/kilroy-bot/runpage"
 )
 
 // TestServeE2EPullRequestOpened: a writer opens a pull request on a
@@ -53,8 +55,19 @@ func TestServeE2EPullRequestOpened(t *testing.T) {
 		}
 	}
 	id := runID(sum)
-	if want := publicURL + "/runs/" + id; sum.DetailsURL != want || vet.DetailsURL != want {
-		t.Errorf("details_url %q and %q, want %q", sum.DetailsURL, vet.DetailsURL, want)
+	// details_url is the run page with the token that opens it, made
+	// with the webhook secret.
+	keys, err := runpage.NewKeys(e.secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	details, err := url.Parse(sum.DetailsURL)
+	if err != nil || details.Scheme+"://"+details.Host != publicURL || details.Path != "/runs/"+id ||
+		!keys.Valid(id, details.Query().Get("t")) || len(details.Query()) != 1 {
+		t.Errorf("details_url %q, want %s/runs/%s?t=<a valid token>", sum.DetailsURL, publicURL, id)
+	}
+	if vet.DetailsURL != sum.DetailsURL {
+		t.Errorf("kilroy/ci/vet details_url %q, want kilroy/ci's %q", vet.DetailsURL, sum.DetailsURL)
 	}
 	if vet.ExternalID != id+"/vet" {
 		t.Errorf("kilroy/ci/vet external_id %q, want %q", vet.ExternalID, id+"/vet")
@@ -85,8 +98,14 @@ func TestServeE2EPullRequestOpened(t *testing.T) {
 		t.Errorf("run branch tree has node_modules or lacks build.txt:\n%s", tree)
 	}
 
-	if code, page := e.get("/runs/" + id); code != http.StatusOK || !strings.Contains(page, "vet") {
-		t.Errorf("GET /runs/%s = %d, want 200 with the node table:\n%.500s", id, code, page)
+	if code, page := e.get(details.RequestURI()); code != http.StatusOK || !strings.Contains(page, "vet") {
+		t.Errorf("GET the details_url %s = %d, want 200 with the node table:\n%.500s", details.RequestURI(), code, page)
+	}
+	if code, page := e.get("/runs/" + id); code != http.StatusNotFound || strings.Contains(page, "vet") {
+		t.Errorf("GET /runs/%s without its token = %d, want 404 without the page:\n%.500s", id, code, page)
+	}
+	if tok := details.Query().Get("t"); tok == "" || strings.Contains(e.logs.String(), tok) {
+		t.Errorf("the serve log carries the run page token %q", tok)
 	}
 	_, metrics := e.get("/metrics")
 	for _, series := range []string{`kilroy_runs_total{conclusion="failure"} 1`, `kilroy_queue_depth 0`,

@@ -146,6 +146,7 @@ func (s *server) handle(h handlerFunc) http.Handler {
 		if code >= http.StatusInternalServerError && code != http.StatusServiceUnavailable {
 			level = slog.LevelError
 		}
+		// The path only: the query of a run page carries its token.
 		loggerFrom(r.Context()).Log(r.Context(), level, "serve: request failed",
 			"method", r.Method, "path", r.URL.Path, "status", code, "err", s.deps.Redactor.Redact(err.Error()))
 		w.Header().Set("Cache-Control", "no-store")
@@ -158,6 +159,9 @@ type notReadyError struct{ reasons []string }
 
 func (e *notReadyError) Error() string { return "not ready: " + strings.Join(e.reasons, "; ") }
 
+// notFoundBody is what http.NotFound says, less the newline http.Error adds.
+const notFoundBody = "404 page not found"
+
 func statusOf(err error) (int, string) {
 	if nr, ok := errors.AsType[*notReadyError](err); ok {
 		return http.StatusServiceUnavailable, nr.Error()
@@ -165,8 +169,10 @@ func statusOf(err error) (int, string) {
 	switch {
 	case errors.Is(err, runpage.ErrInvalidID):
 		return http.StatusBadRequest, "invalid run id: want a ULID such as 01J9Z8Q4M6V3N5R7T9W1X3Y5Z7"
-	case errors.Is(err, runpage.ErrNotFound):
-		return http.StatusNotFound, "no such run"
+	case errors.Is(err, runpage.ErrNotFound), errors.Is(err, runpage.ErrNoAccess):
+		// One answer for both, and the mux's own: a page asked for
+		// without its token must not tell whether the run exists.
+		return http.StatusNotFound, notFoundBody
 	}
 	return http.StatusInternalServerError, "internal error"
 }
@@ -201,10 +207,11 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// runPage renders /runs/{id} into a buffer first, so that a failure still
-// gets its status code.
+// runPage renders /runs/{id}?t=TOKEN into a buffer first, so that a
+// failure still gets its status code. Without the run's token it is a
+// 404, like a page that does not exist.
 func (s *server) runPage(w http.ResponseWriter, r *http.Request) error {
-	run, err := s.deps.Pages.Load(r.PathValue("id"))
+	run, err := s.deps.Pages.Open(r.PathValue("id"), r.URL.Query().Get(runpage.TokenParam))
 	if err != nil {
 		return err
 	}
@@ -217,7 +224,7 @@ func (s *server) runPage(w http.ResponseWriter, r *http.Request) error {
 	// The page has no scripts, and inline styles only.
 	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'")
 	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Referrer-Policy", "no-referrer") // the token stays off the commit links' Referer
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(buf.Bytes()) // a reader that went away is not a server error

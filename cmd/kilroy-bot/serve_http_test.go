@@ -23,6 +23,30 @@ import (
 
 const testRunID = "01J9Z8Q4M6V3N5R7T9W1X3Y5Z7"
 
+// The test server's webhook secrets: the current one, which signs run
+// page links, and the one before a rotation, still accepted.
+const (
+	testSecret    = "value-secret-1234"
+	testOldSecret = "old-value-secret-5678"
+)
+
+// testKeys are the run page keys of testSecret and testOldSecret.
+func testKeys(t *testing.T, secrets ...string) *runpage.Keys {
+	t.Helper()
+	if secrets == nil {
+		secrets = []string{testSecret, testOldSecret}
+	}
+	var bs [][]byte
+	for _, s := range secrets {
+		bs = append(bs, []byte(s))
+	}
+	k, err := runpage.NewKeys(bs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
 func newTestLogger(w io.Writer) *slog.Logger { return slog.New(slog.NewJSONHandler(w, nil)) }
 
 // testServer is a server over stub parts: a webhook that answers 202, the
@@ -31,9 +55,17 @@ type testServer struct {
 	srv     *server
 	metrics *metrics.Metrics
 	dataDir string
+	keys    *runpage.Keys
 }
 
 func newTestServer(t *testing.T, ready ...readyCheck) *testServer {
+	t.Helper()
+	return newTestServerLogging(t, io.Discard, ready...)
+}
+
+// newTestServerLogging is newTestServer logging through serve's own
+// logger to logs.
+func newTestServerLogging(t *testing.T, logs io.Writer, ready ...readyCheck) *testServer {
 	t.Helper()
 	dataDir := t.TempDir()
 	reg := prometheus.NewRegistry()
@@ -41,9 +73,10 @@ func newTestServer(t *testing.T, ready ...readyCheck) *testServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	red := checks.NewRedactor("value-secret-1234")
+	red := checks.NewRedactor(testSecret)
+	keys := testKeys(t)
 	pages, err := runpage.New(runpage.Options{
-		RunsDir: filepath.Join(dataDir, "runs"), Redactor: red,
+		RunsDir: filepath.Join(dataDir, "runs"), Keys: keys, Redactor: red,
 		CommitURL: func(_, sha string) string { return "https://github.example/o/r/commit/" + sha },
 	})
 	if err != nil {
@@ -54,16 +87,17 @@ func newTestServer(t *testing.T, ready ...readyCheck) *testServer {
 		w.WriteHeader(http.StatusAccepted)
 		io.WriteString(w, `{"status":"queued"}`)
 	})
+	cfg := serveConfig{Listen: "127.0.0.1:0", DataDir: dataDir, WebhookSecret: secret(testSecret)}
 	deps := serveDeps{
-		Logger: newTestLogger(io.Discard), Webhook: m.Deliveries(hook), Pages: pages, Gatherer: reg,
+		Logger: newServeLogger(logs, cfg), Webhook: m.Deliveries(hook), Pages: pages, Gatherer: reg,
 		Ready: ready, Shutdown: func(context.Context) error { return nil }, Redactor: red,
 	}
-	srv, err := buildServer(context.Background(), serveConfig{Listen: "127.0.0.1:0", DataDir: dataDir}, deps)
+	srv, err := buildServer(context.Background(), cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.ln.Close() })
-	return &testServer{srv: srv, metrics: m, dataDir: dataDir}
+	return &testServer{srv: srv, metrics: m, dataDir: dataDir, keys: keys}
 }
 
 // get serves one request without the network.
@@ -194,9 +228,9 @@ func TestRunsPage(t *testing.T) {
 	ts := newTestServer(t)
 	writeTestRun(t, filepath.Join(ts.dataDir, "runs"), testRunID)
 
-	code, body := ts.do(t, "GET", "/runs/"+testRunID)
+	code, body := ts.do(t, "GET", ts.keys.Path(testRunID))
 	if code != http.StatusOK {
-		t.Fatalf("GET /runs/%s = %d %q", testRunID, code, body)
+		t.Fatalf("GET /runs/%s with its token = %d %q", testRunID, code, body)
 	}
 	for _, want := range []string{
 		"<code>build</code>", "exit status 2", checks.Redacted, "&lt;script&gt;",
@@ -206,29 +240,131 @@ func TestRunsPage(t *testing.T) {
 			t.Errorf("run page lacks %q", want)
 		}
 	}
-	for _, leak := range []string{"ghs_0123456789", "value-secret-1234", "<script>"} {
+	for _, leak := range []string{"ghs_0123456789", testSecret, "<script>"} {
 		if strings.Contains(body, leak) {
 			t.Errorf("run page shows %q", leak)
 		}
 	}
 
+	// With the token of the id asked for: the id is still checked.
 	tests := []struct {
-		target string
-		want   int
+		id   string
+		want int
 	}{
-		{"/runs/01J9Z8Q4M6V3N5R7T9W1X3Y5Z8", http.StatusNotFound}, // valid id, no such run
-		{"/runs/..%2Fetc", http.StatusBadRequest},
-		{"/runs/..%2F..%2F..%2Fetc%2Fpasswd", http.StatusBadRequest},
-		{"/runs/" + strings.ToLower(testRunID), http.StatusBadRequest},
-		{"/runs/01J9Z8Q4M6V3N5R7T9W1X3Y5Z", http.StatusBadRequest}, // 25 characters
+		{"01J9Z8Q4M6V3N5R7T9W1X3Y5Z8", http.StatusNotFound}, // valid id, no such run
+		{"../etc", http.StatusBadRequest},
+		{"../../../etc/passwd", http.StatusBadRequest},
+		{strings.ToLower(testRunID), http.StatusBadRequest},
+		{"01J9Z8Q4M6V3N5R7T9W1X3Y5Z", http.StatusBadRequest}, // 25 characters
 	}
 	for _, tt := range tests {
-		if code, body := ts.do(t, "GET", tt.target); code != tt.want {
-			t.Errorf("GET %s = %d %q, want %d", tt.target, code, body, tt.want)
+		target := ts.keys.Path(tt.id)
+		if code, body := ts.do(t, "GET", target); code != tt.want {
+			t.Errorf("GET %s = %d %q, want %d", target, code, body, tt.want)
 		}
 	}
 	// An unescaped ../ never reaches the page: the mux cleans the path.
-	if code, _ := ts.do(t, "GET", "/runs/../etc"); code == http.StatusOK {
+	if code, _ := ts.do(t, "GET", "/runs/../etc?t="+ts.keys.Token("../etc")); code == http.StatusOK {
 		t.Errorf("GET /runs/../etc = 200")
+	}
+}
+
+// TestRunsPageToken: the page opens with its token, made with the current
+// webhook secret or the one before; without it, with a wrong one or with
+// another run's, every request gets the same 404 as a page that does not
+// exist, whether the run exists or not and whether its id is valid or not.
+func TestRunsPageToken(t *testing.T) {
+	ts := newTestServer(t)
+	writeTestRun(t, filepath.Join(ts.dataDir, "runs"), testRunID)
+	const otherRun = "01J9Z8Q4M6V3N5R7T9W1X3Y5Z8" // exists too
+	writeTestRun(t, filepath.Join(ts.dataDir, "runs"), otherRun)
+	page := "/runs/" + testRunID
+
+	for name, keys := range map[string]*runpage.Keys{
+		"current secret":    testKeys(t, testSecret),
+		"old secret":        testKeys(t, testOldSecret),
+		"server's own keys": ts.keys,
+	} {
+		code, body := ts.do(t, "GET", keys.Path(testRunID))
+		if code != http.StatusOK || !strings.Contains(body, "<code>build</code>") {
+			t.Errorf("%s: GET %s = %d, want 200 with the page:\n%.300s", name, keys.Path(testRunID), code, body)
+		}
+	}
+	if ts.keys.Token(testRunID) != testKeys(t, testSecret).Token(testRunID) {
+		t.Errorf("links are not signed with the current (first) secret")
+	}
+
+	_, want := ts.do(t, "GET", "/no-such-endpoint")
+	if want == "" {
+		t.Fatal("the mux's 404 has no body to compare with")
+	}
+	good := ts.keys.Token(testRunID)
+	flipped := []byte(good)
+	flipped[0] ^= 1
+	tests := []struct{ name, target string }{
+		{"no token", page},
+		{"empty token", page + "?t="},
+		{"wrong token", page + "?t=AAAAAAAAAAAAAAAAAAAAAA"},
+		{"one bit off", page + "?t=" + string(flipped)},
+		{"another run's token", page + "?t=" + ts.keys.Token(otherRun)},
+		{"another server's token", testKeys(t, "someone-elses-secret").Path(testRunID)},
+		{"token in another parameter", page + "?token=" + good},
+		{"no such run", "/runs/01J9Z8Q4M6V3N5R7T9W1X3Y5Z9"},
+		{"invalid id", "/runs/..%2Fetc"},
+		{"invalid id, lower case", "/runs/" + strings.ToLower(testRunID)},
+	}
+	for _, tt := range tests {
+		code, body := ts.do(t, "GET", tt.target)
+		if code != http.StatusNotFound || body != want {
+			t.Errorf("%s: GET %s = %d %q, want 404 %q", tt.name, tt.target, code, body, want)
+		}
+	}
+}
+
+// TestRunsPageLogsNoToken: the serve log of run page requests, answered
+// or refused, never carries a token, though it names the path refused.
+func TestRunsPageLogsNoToken(t *testing.T) {
+	var logs syncBuffer
+	ts := newTestServerLogging(t, &logs)
+	writeTestRun(t, filepath.Join(ts.dataDir, "runs"), testRunID)
+	go ts.srv.http.Serve(ts.srv.ln)
+	t.Cleanup(func() { ts.srv.http.Close() })
+	base := "http://" + ts.srv.Addr().String()
+
+	other := testKeys(t, "someone-elses-secret")
+	targets := map[string]int{
+		ts.keys.Path(testRunID):                           http.StatusOK,
+		other.Path(testRunID):                             http.StatusNotFound,
+		ts.keys.Path("01J9Z8Q4M6V3N5R7T9W1X3Y5Z9"):        http.StatusNotFound,
+		ts.keys.Path(strings.ToLower(testRunID)):          http.StatusBadRequest,
+		"/runs/" + testRunID + "?t=" + ts.keys.Token("x"): http.StatusNotFound,
+	}
+	for target, want := range targets {
+		resp, err := http.Get(base + target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != want {
+			t.Errorf("GET %s = %d, want %d", target, resp.StatusCode, want)
+		}
+	}
+	got := logs.String()
+	if n := strings.Count(got, `"msg":"serve: request failed"`); n != len(targets)-1 {
+		t.Errorf("%d failed requests logged, want %d:\n%s", n, len(targets)-1, got)
+	}
+	if !strings.Contains(got, `"path":"/runs/`+testRunID+`"`) {
+		t.Errorf("the log does not name the path refused:\n%s", got)
+	}
+	for _, tok := range []string{
+		ts.keys.Token(testRunID), other.Token(testRunID), ts.keys.Token("01J9Z8Q4M6V3N5R7T9W1X3Y5Z9"),
+		ts.keys.Token(strings.ToLower(testRunID)), ts.keys.Token("x"),
+	} {
+		if strings.Contains(got, tok) {
+			t.Errorf("the log carries the token %s:\n%s", tok, got)
+		}
+	}
+	if strings.Contains(got, "?t=") {
+		t.Errorf("the log carries a query:\n%s", got)
 	}
 }

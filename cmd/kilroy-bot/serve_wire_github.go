@@ -73,7 +73,7 @@ func (a *githubAPI) ConfigCheck(ctx context.Context, repo runner.Repo, c runner.
 	}
 	name := strings.TrimPrefix(runner.ConfigCheckName, "kilroy/")
 	opts := a.reporters.options(repo.FullName)
-	opts.PublicURL = "" // no run page: nothing ran
+	opts.DetailsURL = nil // no run page: nothing ran
 	pub := checks.NewPublisher(a.c, ghRepo(repo), nil,
 		checks.RunInfo{Pipeline: name, RunID: name + "-" + c.HeadSHA, HeadSHA: c.HeadSHA}, opts)
 	return errors.Join(pub.Invalid(ctx, c.Title, c.Summary, anns), pub.Close(ctx))
@@ -95,7 +95,7 @@ type reporterFactory struct {
 
 func (f *reporterFactory) options(repo string) checks.PublishOptions {
 	return checks.PublishOptions{
-		PublicURL: f.w.Config.PublicURL,
+		DetailsURL: f.w.RunURL, // the run page link with its token
 		Render: checks.RenderOptions{
 			CommitURL: func(sha string) string {
 				if f.web == "" {
