@@ -56,6 +56,13 @@ type Prepared struct {
 	policy     *policy.Resolved
 	cp         Checkpoint
 	resumeFrom *attractor.State // nil for a new run
+	// ownsBranch: this run created Branch; it did not exist before the
+	// worktree was made. Only such a branch is ever deleted again.
+	ownsBranch bool
+	// dropUnusedBranch makes cleanup delete the owned branch when it got
+	// no checkpoint: set for local runs, whose branch is in the user's
+	// repository. (A server run's branch is pushed once more at its end.)
+	dropUnusedBranch bool
 }
 
 // RunLocal prepares and executes a pipeline on a local repository's HEAD.
@@ -89,6 +96,7 @@ func PrepareLocal(ctx context.Context, o LocalOptions) (*Prepared, error) {
 		dir.clear(existed)
 		return nil, err
 	}
+	p.dropUnusedBranch = true
 	return p, nil
 }
 
@@ -116,10 +124,11 @@ func assemble(ctx context.Context, git *gitops.Git, runID string, dir RunDir, re
 	p := &Prepared{RunID: runID, Dir: dir, Pipeline: sel.pipeline, Name: sel.name, RepoDir: repo,
 		BaseSHA: start, Branch: gitops.RunBranch(sel.name, runID), Warnings: sel.diags, git: git}
 	if err := p.makeRunDir(ctx, sel.source); err != nil {
+		p.release(ctx, true)
 		return nil, err
 	}
 	if err := p.resolvePolicy(sel.config, hostEnv); err != nil {
-		p.cleanup(ctx)
+		p.release(ctx, true)
 		return nil, err
 	}
 	p.cp = Checkpoint{Version: checkpointVersion, RunID: runID, Pipeline: sel.name, GraphPath: sel.graphPath,
@@ -188,6 +197,11 @@ func (p *Prepared) makeRunDir(ctx context.Context, source []byte) error {
 	if err := os.WriteFile(p.Dir.Graph(), source, 0o644); err != nil {
 		return fmt.Errorf("write graph.dot: %w", err)
 	}
+	tip, err := p.git.BranchTip(ctx, p.RepoDir, p.Branch)
+	if err != nil {
+		return err
+	}
+	p.ownsBranch = tip == ""
 	return p.git.AddWorktree(ctx, p.RepoDir, p.Dir.Worktree(), p.Branch, p.BaseSHA)
 }
 
@@ -202,8 +216,26 @@ func (p *Prepared) resolvePolicy(cfg *policy.RepoConfig, hostEnv map[string]stri
 	return nil
 }
 
-// cleanup removes the worktree; the run branch and run directory stay so
-// the checkpoints can be inspected.
+// cleanup removes the worktree when the run ends; the run branch and run
+// directory stay so the checkpoints can be inspected. Only a local run's
+// branch that got no checkpoint goes too (the run failed or was stopped
+// before its first node was committed): it holds nothing, and the user's
+// repository is left as it was before the run.
 func (p *Prepared) cleanup(ctx context.Context) {
-	_ = p.git.RemoveWorktree(context.WithoutCancel(ctx), p.RepoDir, p.Dir.Worktree())
+	p.release(ctx, p.dropUnusedBranch)
+}
+
+// release removes the run's worktree and, with dropUnused, the branch the
+// run created if it still points at the commit the run started from. A
+// run that assemble gives up on releases with dropUnused: nothing ran.
+func (p *Prepared) release(ctx context.Context, dropUnused bool) {
+	ctx = context.WithoutCancel(ctx)
+	if err := p.git.RemoveWorktree(ctx, p.RepoDir, p.Dir.Worktree()); err != nil {
+		return // the branch may still be checked out there
+	}
+	if dropUnused && p.ownsBranch {
+		// Best effort, like the worktree removal: a branch that could not
+		// be deleted is an empty run branch, not lost work.
+		_, _ = p.git.DeleteUnusedRunBranch(ctx, p.RepoDir, p.Branch, p.BaseSHA)
+	}
 }

@@ -24,6 +24,10 @@
 //   - ChangedSince lists what a run changed for the verify.artifacts
 //     handler; MergeBranches joins parallel branches; Push publishes a run
 //     branch, retrying once against the remote's current tip.
+//   - Since nothing collects garbage on its own, MaintainMirror runs
+//     `git gc` on a mirror past git's auto-gc limits, and
+//     DeleteUnusedRunBranch undoes the branch of a run that failed before
+//     its first checkpoint.
 //
 // Read-only queries against the user's repository run with
 // GIT_OPTIONAL_LOCKS=0 so they never rewrite its index while the user
