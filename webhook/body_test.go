@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -93,3 +94,36 @@ func TestUnreadableBody(t *testing.T) {
 type errReader struct{}
 
 func (errReader) Read([]byte) (int, error) { return 0, io.ErrUnexpectedEOF }
+
+// TestPooledBodyIsNotRetained: body buffers are reused, so what a sink was
+// given must not change when the next delivery overwrites the buffer.
+func TestPooledBodyIsNotRetained(t *testing.T) {
+	sink := &fakeSink{}
+	h := newHandler(t, Config{}, sink)
+	first := fixture(t, "pull_request.opened.json")
+	if code, rep := serve(t, h, delivery("pull_request", "d-1", first)); code != http.StatusAccepted {
+		t.Fatalf("first delivery: %d %+v", code, rep)
+	}
+	// A copy made now: the event's own strings are what is under test.
+	want, err := json.Marshal(sink.recorded()[0].ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The same length, other bytes: every letter of the payload shifted.
+	other := edit(t, first, func(m map[string]any) {
+		pr := obj(t, m, "pull_request")
+		pr["number"] = 99
+		obj(t, pr, "head")["sha"] = strings.Repeat("f", 40)
+		obj(t, m, "repository")["full_name"] = "zz/zzzzzzzzz"
+	})
+	for i := range 20 {
+		serve(t, h, delivery("pull_request", "d-other-"+strings.Repeat("x", i), other))
+	}
+	got, err := json.Marshal(sink.recorded()[0].ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(want) {
+		t.Errorf("the first event changed after later deliveries:\n got %s\nwant %s", got, want)
+	}
+}

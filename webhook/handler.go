@@ -49,7 +49,8 @@ func (h *Handler) handle(w http.ResponseWriter, r *http.Request, rec *record) (o
 	if err != nil {
 		return outcome{}, err
 	}
-	body, err := readBody(w, r, h.cfg.MaxBody)
+	body, release, err := readBody(w, r, h.cfg.MaxBody)
+	defer release()
 	if err != nil {
 		return outcome{}, err
 	}
