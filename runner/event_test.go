@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/ghapp/ghapptest"
 	"github.com/kilroy-bot/kilroy-bot/policy"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
@@ -246,6 +247,32 @@ func TestServerCommandRunTrustedUsesHead(t *testing.T) {
 	files := e.repo.Git(t, "ls-tree", "-r", "--name-only", "kilroy/run/ci/"+run.RunID)
 	if !strings.Contains(files, "edited.txt") {
 		t.Errorf("run branch files:\n%s\nwant edited.txt from the pull request's own pipeline", files)
+	}
+	e.waitRevoked()
+}
+
+// TestServerRunFailingBeforeACheckpointPushesNoBranch: a run that fails
+// before its first checkpoint (here its agent cannot be built) completes
+// its checks failed and leaves no run branch on GitHub: the branch would
+// only repeat the pull request's head.
+func TestServerRunFailingBeforeACheckpointPushesNoBranch(t *testing.T) {
+	e := newServerEnvWith(t, func(o *ServerOptions) {
+		o.NewAgent = func(map[string]string) (attractor.Agent, error) {
+			return nil, errors.New("agent configuration unreadable")
+		}
+	})
+	e.seed(map[string]string{".kilroy/ci.dot": ciPipeline})
+	e.gh.SetPermission("octo", "widgets", "alice", "write")
+	pr := e.openPR(4, "alice", map[string]string{"README.md": "hi\n"})
+
+	e.handle(e.prEvent("opened", pr))
+	run := e.newRun("ci", 0)
+	calls := e.reps.waitEnd(t, run.RunID)
+	if last := calls[len(calls)-1]; !strings.HasPrefix(last, "fail ") && !strings.HasPrefix(last, "close") {
+		t.Errorf("reporter calls = %q, want the run to end failed", calls)
+	}
+	if refs := e.repo.Git(t, "for-each-ref", "--format=%(refname)", "refs/heads/kilroy/"); refs != "" {
+		t.Errorf("run branches on GitHub after a run with no checkpoint:\n%s", refs)
 	}
 	e.waitRevoked()
 }

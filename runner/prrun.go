@@ -61,7 +61,7 @@ func (s *Server) HandleRun(ctx context.Context, job queue.RunJob) error {
 		r.log.Error("run: adopt checks", "err", err)
 	}
 	r.log.Info("run: started", "head", job.HeadSHA, "resumes", job.Resumes, "branch", p.Branch)
-	push := newPusher(r.log, r.git, p.RepoDir, job.CloneURL, p.Branch)
+	push := newPusher(r.log, r.git, p.RepoDir, job.CloneURL, p.Branch, job.HeadSHA)
 	res, err := p.Execute(ctx, LocalOptions{GitPath: s.o.GitPath, Env: s.o.Env, Agent: s.o.Agent, NewAgent: s.o.NewAgent,
 		Listener: attractor.Listeners{r.rep, push}, Interviewer: r.interviewer()})
 	return r.end(ctx, push, res, err)

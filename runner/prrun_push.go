@@ -21,6 +21,7 @@ type pusher struct {
 	repo   string // the mirror holding the branch
 	url    string
 	branch string
+	start  string // the commit the branch was made at
 
 	kick chan struct{}
 	done chan struct{}
@@ -28,9 +29,9 @@ type pusher struct {
 	once sync.Once
 }
 
-func newPusher(log *slog.Logger, git *gitops.Git, repo, url, branch string) *pusher {
+func newPusher(log *slog.Logger, git *gitops.Git, repo, url, branch, start string) *pusher {
 	ctx, stop := context.WithCancel(context.Background())
-	p := &pusher{log: log, git: git, repo: repo, url: url, branch: branch,
+	p := &pusher{log: log, git: git, repo: repo, url: url, branch: branch, start: start,
 		kick: make(chan struct{}, 1), done: make(chan struct{}), stop: stop}
 	go p.loop(ctx)
 	return p
@@ -60,11 +61,22 @@ func (p *pusher) loop(ctx context.Context) {
 }
 
 // finish stops the background pushes and pushes the branch once more,
-// so the remote has the last checkpoint whatever happened before.
+// so the remote has the last checkpoint whatever happened before. A branch
+// still at its start commit (the run failed before its first checkpoint)
+// holds nothing of the run and is not pushed: it would only be a copy of
+// the pull request's head under the run's name.
 func (p *pusher) finish(ctx context.Context) error {
 	p.once.Do(func() {
 		p.stop()
 		<-p.done
 	})
+	tip, err := p.git.BranchTip(ctx, p.repo, p.branch)
+	if err != nil {
+		return err
+	}
+	if tip == "" || tip == p.start {
+		p.log.Info("run: no checkpoint on the run branch; not pushed", "branch", p.branch)
+		return nil
+	}
 	return p.git.Push(ctx, p.repo, p.url, p.branch)
 }

@@ -219,6 +219,13 @@ type serverEnv struct {
 
 func newServerEnv(t *testing.T) *serverEnv {
 	t.Helper()
+	return newServerEnvWith(t, nil)
+}
+
+// newServerEnvWith is newServerEnv with edit applied to the server's
+// options before it starts.
+func newServerEnvWith(t *testing.T, edit func(*ServerOptions)) *serverEnv {
+	t.Helper()
 	gitPath(t)
 	gh := ghapptest.New(t)
 	e := &serverEnv{t: t, gh: gh, repo: gh.AddRepo("octo", "widgets"), reps: newReporters(), dataDir: t.TempDir()}
@@ -234,7 +241,7 @@ func newServerEnv(t *testing.T) *serverEnv {
 	t.Cleanup(func() { _ = q.Close() })
 	e.q = q
 	e.nodeEnv = testEnv(t)
-	e.srv, err = NewServer(ServerOptions{
+	opts := ServerOptions{
 		DataDir: e.dataDir, Queue: q, GitPath: gitPath(t), Env: e.nodeEnv,
 		GitHub: func(ctx context.Context, id int64) (GitHub, error) {
 			return ghAdapter{app.Installation(ctx, id)}, nil
@@ -248,7 +255,11 @@ func newServerEnv(t *testing.T) *serverEnv {
 			}
 			return gitops.TokenSource(rt.Token), revoke, nil
 		},
-	})
+	}
+	if edit != nil {
+		edit(&opts)
+	}
+	e.srv, err = NewServer(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
