@@ -39,11 +39,16 @@ func (w *eventWork) enqueue(ctx context.Context, req runRequest, sels []*selecti
 	if err != nil {
 		return err
 	}
+	// A coalesced run that turns out to be finishing makes the event be
+	// retried, but only after the new runs of this same commit got their
+	// checks: the retry finds those coalesced and creates nothing.
+	var retry []error
 	for i, e := range res.Jobs {
 		log := w.log.With("run", e.RunID, "pipeline", sels[i].name)
 		if e.Duplicate {
 			if err := w.s.checkCoalesced(ctx, e.RunID); err != nil {
-				return err
+				retry = append(retry, err)
+				continue
 			}
 			log.Info("event: run coalesced into an unfinished one", "head", req.headSHA)
 			continue
@@ -63,7 +68,7 @@ func (w *eventWork) enqueue(ctx context.Context, req runRequest, sels []*selecti
 		stopped[i] = s.Run
 	}
 	w.s.completeStopped(ctx, w.ev.InstallationID, stopped, "superseded by "+req.headSHA)
-	return nil
+	return errors.Join(retry...)
 }
 
 // errRunFinishing is retried by the queue: a request coalesced into a run
