@@ -22,6 +22,8 @@ type spyEngine struct {
 	fail      error
 	txs       atomic.Int32
 	committed atomic.Bool
+	// failPumps fails this many of the other (intake pump) transactions.
+	failPumps atomic.Int32
 }
 
 func (e *spyEngine) inTx(ctx context.Context, fn func(tx txOps) error) error {
@@ -31,6 +33,9 @@ func (e *spyEngine) inTx(ctx context.Context, fn func(tx txOps) error) error {
 			return err
 		}
 		if !records {
+			if e.failPumps.Add(-1) >= 0 {
+				return errors.New("pump transaction fails (injected)")
+			}
 			return nil
 		}
 		e.txs.Add(1)

@@ -149,11 +149,14 @@ func (q *Queue) pumpIntake(p *intakePump) {
 			p.wait()
 			more, err := q.pumpOnce(p)
 			if err != nil {
-				q.log.Error("queue: intake pump", "err", err)
+				// The rows are still there: try again, also when no
+				// delivery comes to wake the pump.
+				q.log.Error("queue: intake pump; retrying", "err", err)
 				select {
 				case <-time.After(pumpRetry):
 				case <-p.stop:
 				}
+				more = true
 			}
 			if !more || p.stopping() {
 				break

@@ -124,3 +124,21 @@ func TestIntakePumpWaitsForAQuietWebhook(t *testing.T) {
 	go func() { p.wait(); close(done) }()
 	recv(t, done, "the pump to go for an old delivery")
 }
+
+// TestIntakePumpRetriesAFailedTransaction: when moving rows fails, the
+// pump tries again by itself; it does not wait for the next delivery.
+func TestIntakePumpRetriesAFailedTransaction(t *testing.T) {
+	q := sqliteOpener(t.TempDir())(t)
+	s := spy(q, nil)
+	s.failPumps.Store(2)
+	if _, err := q.EnqueueEvent(context.Background(), Delivery{ID: "lonely", Event: "ping"}, EventArgs{Event: "ping"}); err != nil {
+		t.Fatal(err)
+	}
+	waitIntakeEmpty(t, q)
+	if _, ok := eventJobArgs(t, q)["lonely"]; !ok {
+		t.Error("no event job for the delivery after the pump's failures")
+	}
+	if left := s.failPumps.Load(); left > 0 {
+		t.Errorf("%d injected failures left: the pump did not run into them", left)
+	}
+}
