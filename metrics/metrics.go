@@ -8,8 +8,8 @@
 //
 //   - kilroy_webhook_deliveries_total{event,result}: Deliveries wraps the
 //     webhook's http.Handler and counts what it answered;
-//   - kilroy_queue_depth: read from the queue at scrape time through
-//     Options.QueueDepth;
+//   - kilroy_queue_depth and kilroy_intake_depth: read from the queue at
+//     scrape time through Options.QueueDepth and Options.IntakeDepth;
 //   - kilroy_runs_total{conclusion} and
 //     kilroy_node_duration_seconds{kind,status}: the engine reports through
 //     attractor listeners, so Listener is one more listener of every run;
@@ -37,6 +37,7 @@ import (
 const (
 	NameDeliveries   = "kilroy_webhook_deliveries_total"
 	NameQueueDepth   = "kilroy_queue_depth"
+	NameIntakeDepth  = "kilroy_intake_depth"
 	NameRuns         = "kilroy_runs_total"
 	NameNodeDuration = "kilroy_node_duration_seconds"
 	NameGitHubCalls  = "kilroy_github_api_requests_total"
@@ -51,7 +52,10 @@ type Options struct {
 	// QueueDepth counts the runs waiting or running; nil leaves
 	// kilroy_queue_depth out. It is called on every scrape.
 	QueueDepth func(ctx context.Context) (int, error)
-	// DepthTimeout bounds each QueueDepth call (default 2s).
+	// IntakeDepth counts the accepted deliveries not yet turned into
+	// event jobs; nil leaves kilroy_intake_depth out.
+	IntakeDepth func(ctx context.Context) (int, error)
+	// DepthTimeout bounds each QueueDepth and IntakeDepth call (default 2s).
 	DepthTimeout time.Duration
 }
 
@@ -90,12 +94,14 @@ func New(reg prometheus.Registerer, opts Options) (*Metrics, error) {
 		}, []string{"status"}),
 	}
 	cs := []prometheus.Collector{m.deliveries, m.runs, m.nodeDuration, m.githubCalls}
+	timeout := cmp.Or(opts.DepthTimeout, defaultDepthTimeout)
 	if opts.QueueDepth != nil {
-		cs = append(cs, &depthCollector{
-			depth:   opts.QueueDepth,
-			timeout: cmp.Or(opts.DepthTimeout, defaultDepthTimeout),
-			desc:    prometheus.NewDesc(NameQueueDepth, "Runs queued or running.", nil, nil),
-		})
+		cs = append(cs, &depthCollector{depth: opts.QueueDepth, timeout: timeout,
+			desc: prometheus.NewDesc(NameQueueDepth, "Runs queued or running.", nil, nil)})
+	}
+	if opts.IntakeDepth != nil {
+		cs = append(cs, &depthCollector{depth: opts.IntakeDepth, timeout: timeout,
+			desc: prometheus.NewDesc(NameIntakeDepth, "Accepted webhook deliveries not yet turned into event jobs.", nil, nil)})
 	}
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {
@@ -126,7 +132,7 @@ func (c *depthCollector) Collect(ch chan<- prometheus.Metric) {
 	defer cancel()
 	n, err := c.depth(ctx)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(c.desc, fmt.Errorf("queue depth: %w", err))
+		ch <- prometheus.NewInvalidMetric(c.desc, fmt.Errorf("depth: %w", err))
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n))

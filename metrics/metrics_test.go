@@ -188,6 +188,17 @@ func TestQueueDepth(t *testing.T) {
 	}
 }
 
+func TestIntakeDepth(t *testing.T) {
+	_, reg := newMetrics(t, metrics.Options{
+		QueueDepth:  func(context.Context) (int, error) { return 1, nil },
+		IntakeDepth: func(context.Context) (int, error) { return 17, nil },
+	})
+	got := exposition(t, reg)
+	if !strings.Contains(got, "kilroy_intake_depth 17") || !strings.Contains(got, "kilroy_queue_depth 1") {
+		t.Errorf("metrics lack the intake depth beside the queue depth:\n%s", got)
+	}
+}
+
 func TestNewRegistersOnce(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	if _, err := metrics.New(reg, metrics.Options{}); err != nil {

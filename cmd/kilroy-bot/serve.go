@@ -239,7 +239,11 @@ func newRegistry(w *wired, wiring appWiring) (*prometheus.Registry, error) {
 		q := w.Queue
 		depth = func(ctx context.Context) (int, error) { return wiring.QueueDepth(ctx, q) }
 	}
-	m, err := metrics.New(reg, metrics.Options{QueueDepth: depth})
+	opts := metrics.Options{QueueDepth: depth}
+	if w.Queue != nil {
+		opts.IntakeDepth = w.Queue.IntakeDepth
+	}
+	m, err := metrics.New(reg, opts)
 	if err != nil {
 		return nil, err
 	}

@@ -108,7 +108,7 @@ func TestServeE2EPullRequestOpened(t *testing.T) {
 		t.Errorf("the serve log carries the run page token %q", tok)
 	}
 	_, metrics := e.get("/metrics")
-	for _, series := range []string{`kilroy_runs_total{conclusion="failure"} 1`, `kilroy_queue_depth 0`,
+	for _, series := range []string{`kilroy_runs_total{conclusion="failure"} 1`, `kilroy_queue_depth 0`, `kilroy_intake_depth 0`,
 		`kilroy_webhook_deliveries_total{event="pull_request",result="queued"} 1`} {
 		if !strings.Contains(metrics, series) {
 			t.Errorf("/metrics lacks %s", series)
