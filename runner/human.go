@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
 	"strings"
 	"time"
 
@@ -24,7 +25,7 @@ const stopWaitingTimeout = 10 * time.Second
 // `/kilroy answer` comment reaches the run through the database, whichever
 // replica decided the comment and whichever works the run.
 type answerBook interface {
-	Wait(ctx context.Context, runID, node, question string) error
+	Wait(ctx context.Context, runID, node, question string) (before string, err error)
 	StopWaiting(ctx context.Context, runID, node string) error
 	TakeAnswer(ctx context.Context, runID, node string) (choice, by string, ok bool, err error)
 }
@@ -55,20 +56,30 @@ func (r *prRun) interviewer() *prInterviewer {
 }
 
 // Ask waits for the answer to q. An answer already recorded (given while
-// the run was interrupted at this node) is taken without asking again.
+// the run was interrupted at this node) is taken without asking again, and
+// a question the interrupted run already posted is not posted twice.
 func (i *prInterviewer) Ask(ctx context.Context, q attractor.Question) (attractor.Answer, error) {
-	stored, err := json.Marshal(questionOf(q))
+	sq := questionOf(q)
+	before, err := i.wait(ctx, q.Node, sq)
 	if err != nil {
-		return attractor.Answer{}, fmt.Errorf("encode the question of %s: %w", q.Node, err)
-	}
-	if err := i.answers.Wait(ctx, i.runID, q.Node, string(stored)); err != nil {
 		return attractor.Answer{}, err
 	}
 	defer i.stopWaiting(ctx, q.Node)
 	if a, ok := i.take(ctx, q.Node); ok {
 		return a, nil
 	}
-	if err := i.post(ctx, q); err != nil {
+	if askedBefore(before, sq) {
+		i.log.Info("run: resumed at a question asked before; not asked again", "node", q.Node)
+	} else if err := i.post(ctx, q); err != nil {
+		return attractor.Answer{}, err
+	}
+	// Posted: say so even if the run is being stopped right now, so that
+	// its resumption does not post the question a second time.
+	sq.Asked = true
+	mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), stopWaitingTimeout)
+	_, err = i.wait(mctx, q.Node, sq)
+	cancel()
+	if err != nil {
 		return attractor.Answer{}, err
 	}
 	i.log.Info("run: waiting for an answer", "node", q.Node)
@@ -84,6 +95,27 @@ func (i *prInterviewer) Ask(ctx context.Context, q attractor.Question) (attracto
 			return a, nil
 		}
 	}
+}
+
+// wait records that the run waits at node with sq and returns what was
+// recorded before.
+func (i *prInterviewer) wait(ctx context.Context, node string, sq storedQuestion) (string, error) {
+	stored, err := json.Marshal(sq)
+	if err != nil {
+		return "", fmt.Errorf("encode the question of %s: %w", node, err)
+	}
+	return i.answers.Wait(ctx, i.runID, node, string(stored))
+}
+
+// askedBefore reports whether before, what an interrupted run recorded,
+// is this question already posted on the pull request.
+func askedBefore(before string, sq storedQuestion) bool {
+	var prev storedQuestion
+	if before == "" || json.Unmarshal([]byte(before), &prev) != nil || !prev.Asked {
+		return false
+	}
+	prev.Asked = false
+	return reflect.DeepEqual(prev, sq)
 }
 
 // ended says how a wait without an answer ended: the node's own deadline
@@ -184,6 +216,8 @@ func answerCommand(node string, c attractor.Choice, all []attractor.Choice) stri
 type storedQuestion struct {
 	Text    string         `json:"text,omitempty"`
 	Choices []storedChoice `json:"choices"`
+	// Asked is set once the question is posted on the pull request.
+	Asked bool `json:"asked,omitempty"`
 }
 
 type storedChoice struct {

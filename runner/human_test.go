@@ -111,7 +111,7 @@ func TestInterviewerAnswered(t *testing.T) {
 func TestInterviewerAnsweredBefore(t *testing.T) {
 	i, q, sink := newTestInterviewer(t)
 	ctx := context.Background()
-	if err := q.Wait(ctx, "run-1", "approve", "{}"); err != nil {
+	if _, err := q.Wait(ctx, "run-1", "approve", "{}"); err != nil {
 		t.Fatal(err)
 	}
 	if ok, err := q.RecordAnswer(ctx, "run-1", "approve", "no", "alice"); err != nil || !ok {
@@ -200,4 +200,45 @@ func TestAnswerCommand(t *testing.T) {
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("answerCommand (-got +want):\n%s", diff)
 	}
+}
+
+// TestInterviewerResumedDoesNotAskTwice: a run resumed at a question its
+// interrupted process already posted waits for the answer without a second
+// comment; one whose process stopped before posting asks.
+func TestInterviewerResumedDoesNotAskTwice(t *testing.T) {
+	i, q, sink := newTestInterviewer(t)
+	ctx, cancel := context.WithCancelCause(context.Background())
+	first := ask(ctx, i)
+	receive(t, sink.posted, "the question")
+	// A shutdown hands the run back: the wait is kept for the resumed run.
+	cancel(queue.ErrStopping)
+	receive(t, first, "the interrupted Ask")
+
+	done := ask(context.Background(), i)
+	// A window, not a synchronisation: Ask posts before it polls, so a
+	// second comment would be out by now; one that comes later than the
+	// answer below is caught after Ask returns.
+	time.Sleep(50 * time.Millisecond)
+	if ok, err := q.RecordAnswer(context.Background(), "run-1", "approve", "yes", "alice"); err != nil || !ok {
+		t.Fatalf("RecordAnswer = %v, %v; want the resumed run waiting", ok, err)
+	}
+	if got := receive(t, done, "the resumed Ask"); got.err != nil || got.a.Choice != "yes" {
+		t.Errorf("resumed Ask = %+v, %v", got.a, got.err)
+	}
+	select {
+	case c := <-sink.posted:
+		t.Fatalf("the resumed run asked again:\n%s", c)
+	default:
+	}
+
+	// Recorded as waiting but never posted (the process died in between).
+	if _, err := q.Wait(context.Background(), "run-1", "approve", `{"text":"Deploy to staging?"}`); err != nil {
+		t.Fatal(err)
+	}
+	again := ask(context.Background(), i)
+	receive(t, sink.posted, "the question the earlier process never posted")
+	if ok, _ := q.RecordAnswer(context.Background(), "run-1", "approve", "no", "alice"); !ok {
+		t.Fatal("the run does not wait")
+	}
+	receive(t, again, "the last Ask")
 }

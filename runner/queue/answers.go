@@ -22,12 +22,33 @@ type Waiting struct {
 }
 
 // Wait records that the run waits at node with question; waiting again
-// replaces the question.
-func (q *Queue) Wait(ctx context.Context, runID, node, question string) error {
-	if _, err := q.eng.pool().exec(ctx, q.q.wait, runID, node, question, nowMillis()); err != nil {
-		return unavailable(fmt.Sprintf("record run %s waiting at %s", runID, node), err)
+// replaces the question. It returns the question recorded before, "" if
+// the run did not wait there: a run resumed at its node finds what the
+// process before it recorded.
+func (q *Queue) Wait(ctx context.Context, runID, node, question string) (before string, err error) {
+	err = q.eng.inTx(ctx, func(tx txOps) error {
+		r, err := tx.query(ctx, q.q.waitingQuestion, runID, node)
+		if err != nil {
+			return err
+		}
+		before = ""
+		for r.Next() {
+			if err := r.Scan(&before); err != nil {
+				r.Close()
+				return err
+			}
+		}
+		r.Close()
+		if err := r.Err(); err != nil {
+			return err
+		}
+		_, err = tx.exec(ctx, q.q.wait, runID, node, question, nowMillis())
+		return err
+	})
+	if err != nil {
+		return "", unavailable(fmt.Sprintf("record run %s waiting at %s", runID, node), err)
 	}
-	return nil
+	return before, nil
 }
 
 // StopWaiting records that the run no longer waits at node, and drops an

@@ -28,12 +28,13 @@ func testAnswers(t *testing.T, open opener) {
 		t.Fatalf("RecordAnswer before the node waits = %v, %v; want false", ok, err)
 	}
 	for _, w := range []struct{ run, node string }{{ci, "approve"}, {deploy, "approve"}, {other, "approve"}} {
-		if err := q.Wait(ctx, w.run, w.node, `{"text":"old"}`); err != nil {
-			t.Fatal(err)
+		if before, err := q.Wait(ctx, w.run, w.node, `{"text":"old"}`); err != nil || before != "" {
+			t.Fatalf("first Wait = %q, %v; want nothing recorded before", before, err)
 		}
 	}
-	if err := q.Wait(ctx, ci, "approve", `{"text":"Ship?"}`); err != nil { // waiting again replaces
-		t.Fatal(err)
+	// Waiting again replaces, and says what was recorded.
+	if before, err := q.Wait(ctx, ci, "approve", `{"text":"Ship?"}`); err != nil || before != `{"text":"old"}` {
+		t.Fatalf("second Wait = %q, %v; want the first question", before, err)
 	}
 	got, err := q.WaitingOf(ctx, "octo/widgets", 1)
 	if err != nil {

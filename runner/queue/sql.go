@@ -114,6 +114,7 @@ type queries struct {
 	ping               string
 	takeIntake         string
 	wait               string
+	waitingQuestion    string
 	stopWaiting        string
 	dropAnswer         string
 	waitingOfPR        string
@@ -177,8 +178,9 @@ func newQueries(d dialect) queries {
 		requeueOrphanJobs: `UPDATE river_job SET state = 'available' WHERE state = 'running' AND kind IN ('kilroy.run', 'kilroy.event')`,
 		wait: d.rebind(`INSERT INTO waiting (run_id, node, question, since) VALUES (?, ?, ?, ?)
 			ON CONFLICT (run_id, node) DO UPDATE SET question = excluded.question, since = excluded.since`),
-		stopWaiting: d.rebind(`DELETE FROM waiting WHERE run_id = ? AND node = ?`),
-		dropAnswer:  d.rebind(`DELETE FROM answers WHERE run_id = ? AND node = ?`),
+		waitingQuestion: d.rebind(`SELECT question FROM waiting WHERE run_id = ? AND node = ?`),
+		stopWaiting:     d.rebind(`DELETE FROM waiting WHERE run_id = ? AND node = ?`),
+		dropAnswer:      d.rebind(`DELETE FROM answers WHERE run_id = ? AND node = ?`),
 		// Only unfinished runs: a row a dead process left is not listed.
 		waitingOfPR: d.rebind(`SELECT w.run_id, r.pipeline, r.head_sha, w.node, w.question, w.since
 			FROM waiting w JOIN runs r ON r.run_id = w.run_id
