@@ -214,21 +214,23 @@ func TestInterviewerResumedDoesNotAskTwice(t *testing.T) {
 	cancel(queue.ErrStopping)
 	receive(t, first, "the interrupted Ask")
 
+	// Ask records that the question is on the pull request after posting
+	// it (or deciding it is there already): once that is written, a
+	// second comment would have been sent.
+	marked := make(chan struct{}, 1)
+	i.answers = markingBook{answerBook: q, marked: marked}
 	done := ask(context.Background(), i)
-	// A window, not a synchronisation: Ask posts before it polls, so a
-	// second comment would be out by now; one that comes later than the
-	// answer below is caught after Ask returns.
-	time.Sleep(50 * time.Millisecond)
+	receive(t, marked, "the resumed run to record its question as asked")
+	select {
+	case c := <-sink.posted:
+		t.Fatalf("the resumed run asked again:\n%s", c)
+	default:
+	}
 	if ok, err := q.RecordAnswer(context.Background(), "run-1", "approve", "yes", "alice"); err != nil || !ok {
 		t.Fatalf("RecordAnswer = %v, %v; want the resumed run waiting", ok, err)
 	}
 	if got := receive(t, done, "the resumed Ask"); got.err != nil || got.a.Choice != "yes" {
 		t.Errorf("resumed Ask = %+v, %v", got.a, got.err)
-	}
-	select {
-	case c := <-sink.posted:
-		t.Fatalf("the resumed run asked again:\n%s", c)
-	default:
 	}
 
 	// Recorded as waiting but never posted (the process died in between).
@@ -241,4 +243,21 @@ func TestInterviewerResumedDoesNotAskTwice(t *testing.T) {
 		t.Fatal("the run does not wait")
 	}
 	receive(t, again, "the last Ask")
+}
+
+// markingBook tells when a run records its question as posted.
+type markingBook struct {
+	answerBook
+	marked chan<- struct{}
+}
+
+func (b markingBook) Wait(ctx context.Context, runID, node, question string) (string, error) {
+	before, err := b.answerBook.Wait(ctx, runID, node, question)
+	if strings.Contains(question, `"asked":true`) {
+		select {
+		case b.marked <- struct{}{}:
+		default:
+		}
+	}
+	return before, err
 }

@@ -88,9 +88,6 @@ type appWiring struct {
 	// RunSide builds the run side (runner.NewServer over w.Queue and
 	// w.App, the checks publisher, the agents of w.Config.Policy.Agents).
 	RunSide func(ctx context.Context, w wired) (runSide, error)
-	// QueueDepth counts queued and running runs for kilroy_queue_depth;
-	// nil leaves the series out.
-	QueueDepth func(ctx context.Context, q *queue.Queue) (int, error)
 }
 
 // runSide is what the run side hands serve.
@@ -179,7 +176,7 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 		}
 	}()
 
-	reg, err := newRegistry(&w, wiring)
+	reg, err := newRegistry(&w)
 	if err != nil {
 		return deps, err
 	}
@@ -231,17 +228,12 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 
 // newRegistry makes this server's Prometheus registry, never the global
 // one, and w.Metrics on it.
-func newRegistry(w *wired, wiring appWiring) (*prometheus.Registry, error) {
+func newRegistry(w *wired) (*prometheus.Registry, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	var depth func(context.Context) (int, error)
-	if wiring.QueueDepth != nil {
-		q := w.Queue
-		depth = func(ctx context.Context) (int, error) { return wiring.QueueDepth(ctx, q) }
-	}
-	opts := metrics.Options{QueueDepth: depth}
+	var opts metrics.Options
 	if w.Queue != nil {
-		opts.IntakeDepth = w.Queue.IntakeDepth
+		opts.QueueDepth, opts.IntakeDepth = w.Queue.Depth, w.Queue.IntakeDepth
 	}
 	m, err := metrics.New(reg, opts)
 	if err != nil {

@@ -20,10 +20,7 @@ import (
 // productionWiring is the wiring `kilroy-bot serve` runs with: the run
 // side is runner.Server over the queue, the App and the checks publisher.
 func productionWiring() appWiring {
-	return appWiring{
-		RunSide:    buildRunSide,
-		QueueDepth: func(ctx context.Context, q *queue.Queue) (int, error) { return q.Depth(ctx) },
-	}
+	return appWiring{RunSide: buildRunSide}
 }
 
 // commitURLTimeout bounds the lookup of a run's repository for the links

@@ -113,11 +113,9 @@ func (p *intakePump) wait() {
 		if quietFor >= pumpQuiet || lag >= pumpMaxLag {
 			return
 		}
-		pause := pumpQuiet - quietFor
-		if o := p.oldest.Load(); o != 0 {
-			pause = min(pause, pumpMaxLag-lag)
-		}
-		t := time.NewTimer(pause)
+		// With no row known to wait, lag is 0 and the quiet period is the
+		// shorter wait.
+		t := time.NewTimer(min(pumpQuiet-quietFor, pumpMaxLag-lag))
 		select {
 		case <-t.C:
 		case <-p.stop:
