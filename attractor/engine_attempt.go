@@ -146,8 +146,18 @@ func (r *run) applyStatusFile(ctx context.Context, s *Stage, o Outcome) Outcome 
 	case err != nil:
 		return failOutcome(ClassDeterministic, fmt.Sprintf("node %s wrote %s: %v", s.Node.ID, filepath.Base(path), err))
 	}
-	return overrideWithStatusFile(o, f)
+	n := overrideWithStatusFile(o, f)
+	if isVerifyKind(s.Node.Kind) && o.IsFailure() && !n.IsFailure() {
+		// A verify node's verdict is its command's: a status file may fail
+		// it, never pass it (else a leftover process could turn red green).
+		o.Notes = joinNotes(o.Notes, fmt.Sprintf("%s says %q; ignored: a verify node passes only when its command does",
+			filepath.Base(path), n.Status))
+		return o
+	}
+	return n
 }
+
+func isVerifyKind(k Kind) bool { return k == KindVerify || k == KindVerifyArtifacts }
 
 // writeStage writes the attempt's status.json and invocation.json.
 func (r *run) writeStage(s *Stage, o Outcome) error {

@@ -42,6 +42,9 @@ type ExecResult struct {
 	Duration   time.Duration
 	StdoutTail string
 	StderrTail string
+	// LimitHit names the sandbox limit the process most likely reached
+	// when it failed (processes, memory, file size, CPU time), or "".
+	LimitHit string
 }
 
 // CheckpointRequest is handed to Host.Checkpoint after every executed node.

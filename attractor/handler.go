@@ -137,6 +137,12 @@ func processFailure(ctx context.Context, what string, timeout time.Duration, r E
 		return failOutcome(ClassCanceled, reason)
 	}
 	reason := fmt.Sprintf("%s exited with status %d", what, r.ExitCode)
+	if r.ExitCode < 0 {
+		reason = what + " was killed"
+	}
+	if r.LimitHit != "" {
+		reason += ": " + r.LimitHit
+	}
 	if tail := outputTail(r); tail != "" {
 		reason += ": " + tail
 	}

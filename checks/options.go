@@ -15,6 +15,9 @@ type RenderOptions struct {
 	OutputTail func(node, dir string) string
 	// Redactor cleans everything rendered; nil still redacts token shapes.
 	Redactor *Redactor
+	// Banner is a line shown first in every check's summary, such as the
+	// warning that nodes run without the sandbox; "" for none.
+	Banner string
 	// MaxAnnotations caps the annotations of one check, the operator's
 	// choice below MaxAnnotations; 0 (or anything out of range) means
 	// MaxAnnotations.

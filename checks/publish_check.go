@@ -177,9 +177,14 @@ func actions(b body) []ghapp.CheckRunAction {
 	return []ghapp.CheckRunAction{rerunAction, cancelAction}
 }
 
-// ghOutput is b's output carrying anns.
-func ghOutput(b body, anns []Annotation) *ghapp.CheckRunOutput {
-	o := &ghapp.CheckRunOutput{Title: b.title, Summary: b.summary, Text: b.text}
+// ghOutput is b's output carrying anns, its summary under the host's
+// banner line when there is one.
+func (p *Publisher) ghOutput(b body, anns []Annotation) *ghapp.CheckRunOutput {
+	summary := b.summary
+	if banner := p.opts.Render.Banner; banner != "" {
+		summary = Truncate(banner+"\n\n"+summary, MaxOutput, p.details)
+	}
+	o := &ghapp.CheckRunOutput{Title: b.title, Summary: summary, Text: b.text}
 	for _, a := range anns {
 		o.Annotations = append(o.Annotations, ghapp.Annotation{
 			Path: a.Path, StartLine: a.StartLine, EndLine: a.EndLine, StartColumn: a.StartColumn,
@@ -194,7 +199,7 @@ func (p *Publisher) createBody(c *check, b body, anns []Annotation) ghapp.CheckR
 	return ghapp.CheckRunCreate{
 		Name: c.name, HeadSHA: p.headSHA, Status: b.status, Conclusion: b.conclusion,
 		StartedAt: b.startedAt, CompletedAt: b.completedAt, DetailsURL: p.details,
-		ExternalID: c.externalID, Output: ghOutput(b, anns), Actions: actions(b),
+		ExternalID: c.externalID, Output: p.ghOutput(b, anns), Actions: actions(b),
 	}
 }
 
@@ -202,6 +207,6 @@ func (p *Publisher) createBody(c *check, b body, anns []Annotation) ghapp.CheckR
 func (p *Publisher) updateBody(b body, anns []Annotation) ghapp.CheckRunUpdate {
 	return ghapp.CheckRunUpdate{
 		Status: b.status, Conclusion: b.conclusion, StartedAt: b.startedAt, CompletedAt: b.completedAt,
-		DetailsURL: p.details, Output: ghOutput(b, anns), Actions: actions(b),
+		DetailsURL: p.details, Output: p.ghOutput(b, anns), Actions: actions(b),
 	}
 }

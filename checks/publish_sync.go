@@ -109,7 +109,7 @@ func (p *Publisher) push(ctx context.Context, c *check, j job) error {
 		p.recordUpdate(c, id, j, len(first))
 	}
 	for _, batch := range batches {
-		u := ghapp.CheckRunUpdate{Output: ghOutput(j.b, batch)}
+		u := ghapp.CheckRunUpdate{Output: p.ghOutput(j.b, batch)}
 		if err := p.api.UpdateCheckRun(ctx, p.repo, id, u); err != nil {
 			return err
 		}

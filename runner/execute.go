@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/policy"
 )
 
 // Execute runs the prepared pipeline from its start, or from the
@@ -58,14 +60,15 @@ func (p *Prepared) saveCheckpoint(sha string, st *attractor.State) error {
 }
 
 // AgentFactory builds the coding agent of one run from the run's
-// resolved artifact-policy environment.
-type AgentFactory func(policyEnv map[string]string) (attractor.Agent, error)
+// resolved artifact-policy environment and the directory of its managed
+// roots (writable inside the sandbox).
+type AgentFactory func(policyEnv map[string]string, managedRoots string) (attractor.Agent, error)
 
 func (p *Prepared) agent(o LocalOptions) (attractor.Agent, error) {
 	if o.NewAgent == nil {
 		return o.Agent, nil
 	}
-	a, err := o.NewAgent(p.policy.Env)
+	a, err := o.NewAgent(p.policy.Env, filepath.Join(string(p.Dir), policy.ManagedRootsDir))
 	if err != nil {
 		return nil, fmt.Errorf("run %s: coding agents: %w", p.RunID, err)
 	}

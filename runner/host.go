@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -36,6 +37,16 @@ type EnvInputs struct {
 	Host         map[string]string // the host environment (sandbox.HostEnv)
 	SecretNames  []string          // bot secrets by variable name
 	SecretValues []string          // bot secrets by value
+	// Sandbox jails every node process; nil runs them in the bot's own
+	// view of the machine (--insecure-no-sandbox, or a local run where
+	// bubblewrap cannot work).
+	Sandbox *sandbox.Sandbox
+}
+
+// jail is the sandbox of one process of a node of this run.
+func (h *nodeHost) jail(stageEnv map[string]string) *sandbox.Jail {
+	return sandbox.NodeJail(h.env.Sandbox, h.env.Host, h.worktree, stageEnv[attractor.EnvLogsDir],
+		filepath.Join(string(h.runDir), policy.ManagedRootsDir))
 }
 
 // alwaysExcluded are run-time files the engine may leave in the worktree;
@@ -64,10 +75,12 @@ func (h *nodeHost) Exec(ctx context.Context, req attractor.ExecRequest) (attract
 	res, err := sandbox.Run(ctx, sandbox.Cmd{
 		Argv: req.Argv, Dir: req.Dir, Env: env, Timeout: req.Timeout,
 		Stdout: teeWriter{stdout, outTail}, Stderr: teeWriter{stderr, errTail},
+		Jail: h.jail(req.StageEnv),
 	})
 	out := attractor.ExecResult{
 		ExitCode: res.ExitCode, TimedOut: res.TimedOut, Canceled: res.Canceled, Duration: res.Duration,
 		StdoutTail: string(outTail.Bytes()), StderrTail: string(errTail.Bytes()),
+		LimitHit: res.LimitHit(string(errTail.Bytes())),
 	}
 	if err != nil && errors.Is(err, sandbox.ErrNotFound) {
 		return out, fmt.Errorf("start %s: %w", req.Argv[0], err)

@@ -122,7 +122,7 @@ func TestFailureBeforeFirstCheckpointRemovesRunBranch(t *testing.T) {
 		{
 			name: "agent factory fails",
 			setup: func(_ *testing.T, o *LocalOptions, _ *Prepared) context.Context {
-				o.NewAgent = func(map[string]string) (attractor.Agent, error) {
+				o.NewAgent = func(map[string]string, string) (attractor.Agent, error) {
 					return nil, errors.New("no API key for the agent")
 				}
 				return context.Background()

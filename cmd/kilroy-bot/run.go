@@ -26,6 +26,8 @@ type localFlags struct {
 	yes     bool
 	gitPath string
 	agents  string
+	// noSandbox runs nodes unjailed even where bubblewrap works.
+	noSandbox bool
 }
 
 func (f *localFlags) register(fs *flag.FlagSet) {
@@ -33,6 +35,7 @@ func (f *localFlags) register(fs *flag.FlagSet) {
 	fs.Var(&f.answers, "answer", "answer a human gate: NODE=LABEL (repeatable)")
 	fs.BoolVar(&f.yes, "yes", false, "answer every human gate with its first choice")
 	fs.StringVar(&f.gitPath, "git", "git", "git binary")
+	fs.BoolVar(&f.noSandbox, "no-sandbox", false, "run nodes without the sandbox (bubblewrap), with your own rights")
 	fs.StringVar(&f.agents, "agents", "", "YAML file whose `agents:` key configures the coding agents of box nodes (the server policy file's shape)")
 }
 
@@ -107,7 +110,7 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 	}
 	o := runner.LocalOptions{
 		DataDir: f.dataDir, GitPath: f.gitPath, Live: stderr,
-		Env:         runner.EnvInputs{Host: host, SecretNames: botSecretNames},
+		Env:         runner.EnvInputs{Host: host, SecretNames: botSecretNames, Sandbox: f.sandbox(host, stderr)},
 		Interviewer: f.interviewer(stderr),
 	}
 	if f.agents == "" {
@@ -117,10 +120,33 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 	if err != nil {
 		return o, err
 	}
-	o.NewAgent = func(policyEnv map[string]string) (attractor.Agent, error) {
-		return agent.New(cfg, agent.Deps{HostEnv: host, Policy: policyEnv, SecretNames: botSecretNames})
+	o.NewAgent = func(policyEnv map[string]string, managedRoots string) (attractor.Agent, error) {
+		return agent.New(cfg, agent.Deps{HostEnv: host, Policy: policyEnv, SecretNames: botSecretNames,
+			Sandbox: o.Env.Sandbox, ManagedRoots: managedRoots})
 	}
 	return o, nil
+}
+
+// sandbox jails local nodes when bubblewrap works here and says in one
+// line when it cannot (a local run goes on without it).
+func (f *localFlags) sandbox(host map[string]string, stderr io.Writer) *sandbox.Sandbox {
+	if f.noSandbox {
+		fmt.Fprintln(stderr, "kilroy-bot: --no-sandbox: nodes run with your own rights")
+		return nil
+	}
+	dataDir, err := filepath.Abs(f.dataDir)
+	if err != nil {
+		dataDir = f.dataDir
+	}
+	s, err := sandbox.New(sandbox.Config{PATH: host["PATH"], StateDir: filepath.Join(dataDir, "sandbox"), Hidden: []string{dataDir}})
+	if err == nil {
+		err = s.SelfTest(context.Background())
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "kilroy-bot: nodes run without a sandbox: %v\n", err)
+		return nil
+	}
+	return s
 }
 
 // loadAgents reads the `agents:` configuration of a local run from a file

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -38,6 +39,11 @@ type serveConfig struct {
 	Policy        serverPolicy // decoded from ConfigFile
 	PublicURL     string       // base of details_url links, no trailing slash; "" for none
 	Workers       int
+	// InsecureNoSandbox runs nodes without the sandbox (--insecure-no-sandbox).
+	InsecureNoSandbox bool
+	// HiddenPaths are the files serve read its secrets and policy from;
+	// no node may see them (the data dir is hidden too).
+	HiddenPaths []string
 	// RunDrain is how long shutdown lets running runs finish before it
 	// hands them back for the next start to resume; zero gives them the
 	// whole of the shutdown hook's time. Not a setting: tests shorten it.
@@ -58,9 +64,10 @@ type serveConfig struct {
 // Without the file: no App slug, the default annotation cap, and no agent
 // backends, so pipelines with agent nodes fail them as not allowed.
 type serverPolicy struct {
-	AppSlug        string       `yaml:"app_slug"`
-	MaxAnnotations int          `yaml:"max_annotations"`
-	Agents         agent.Config `yaml:"agents"`
+	AppSlug        string        `yaml:"app_slug"`
+	MaxAnnotations int           `yaml:"max_annotations"`
+	Agents         agent.Config  `yaml:"agents"`
+	Sandbox        sandboxPolicy `yaml:"sandbox"`
 }
 
 // setting is one row of the settings table of DESIGN.md §2.
@@ -82,6 +89,17 @@ var (
 	setPublicURL     = setting{"public-url", "KILROY_PUBLIC_URL", "", "public base URL of this server, for details_url links to /runs/{id}"}
 	setWorkers       = setting{"workers", "KILROY_WORKERS", "2", "runs worked at once by this process"}
 )
+
+// The sandbox's off switch, a boolean flag outside the settings table.
+const (
+	flagInsecure = "insecure-no-sandbox"
+	envInsecure  = "KILROY_INSECURE_NO_SANDBOX"
+)
+
+func isTrue(v string) bool {
+	b, err := strconv.ParseBool(strings.TrimSpace(v))
+	return err == nil && b
+}
 
 // envWebhookSecret holds the webhook secret's value, for platforms that
 // inject secrets as variables rather than files.
@@ -119,6 +137,7 @@ func loadServeConfig(args []string, getenv func(string) string) (serveConfig, er
 	for _, s := range serveSettings() {
 		flags[s.flag] = fs.String(s.flag, "", s.usage)
 	}
+	insecure := fs.Bool(flagInsecure, false, "run pipeline nodes without the sandbox, with the bot's own rights (or "+envInsecure+"=1)")
 	if err := fs.Parse(args); err != nil {
 		return serveConfig{}, err
 	}
@@ -129,6 +148,7 @@ func loadServeConfig(args []string, getenv func(string) string) (serveConfig, er
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	l := loader{flags: flags, given: given, getenv: getenv}
 	cfg := l.load()
+	cfg.InsecureNoSandbox = *insecure || isTrue(getenv(envInsecure))
 	return cfg, errors.Join(l.errs...)
 }
 
@@ -173,6 +193,11 @@ func (l *loader) load() serveConfig {
 	cfg.PrivateKey = l.privateKey()
 	cfg.WebhookSecret = l.webhookSecret()
 	cfg.Policy = l.policy(cfg.ConfigFile)
+	for _, p := range []string{l.value(setPrivateKey), l.secretFile(), cfg.ConfigFile} {
+		if abs, err := filepath.Abs(p); p != "" && err == nil {
+			cfg.HiddenPaths = append(cfg.HiddenPaths, abs)
+		}
+	}
 	return cfg
 }
 
@@ -328,6 +353,14 @@ func (l *loader) webhookSecret() secret {
 	return secret(s)
 }
 
+// secretFile is the webhook secret's file, if it came from one.
+func (l *loader) secretFile() string {
+	if l.given[setWebhookSecret.flag] {
+		return strings.TrimSpace(*l.flags[setWebhookSecret.flag])
+	}
+	return strings.TrimSpace(l.getenv(setWebhookSecret.env))
+}
+
 // policy decodes the server policy file strictly: unknown keys, a second
 // document and invalid agent backends are errors.
 func (l *loader) policy(path string) serverPolicy {
@@ -358,6 +391,9 @@ func decodePolicy(data []byte, p *serverPolicy) error {
 	}
 	if p.MaxAnnotations < 0 || p.MaxAnnotations > checks.MaxAnnotations {
 		return fmt.Errorf("max_annotations: %d is not between 0 (the default, %d) and %d", p.MaxAnnotations, checks.MaxAnnotations, checks.MaxAnnotations)
+	}
+	if _, err := p.Sandbox.sandboxConfig(nil, "", ""); err != nil {
+		return err
 	}
 	// agent.New validates the backends; the Agent itself is built per run.
 	if _, err := agent.New(p.Agents, agent.Deps{}); err != nil {
@@ -390,6 +426,7 @@ func (c serveConfig) LogValue() slog.Value {
 		slog.String("config", c.ConfigFile),
 		slog.String("public_url", c.PublicURL),
 		slog.Int("workers", c.Workers),
+		slog.Bool("sandbox", !c.InsecureNoSandbox),
 	)
 }
 

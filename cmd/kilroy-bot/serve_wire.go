@@ -29,9 +29,13 @@ const commitURLTimeout = 2 * time.Second
 
 // buildRunSide builds the runner.Server of serve and what serve needs of
 // it: the webhook sink, the workers' start and stop, commit links.
-func buildRunSide(_ context.Context, w wired) (runSide, error) {
+func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 	host := sandbox.HostEnv()
-	env := runner.EnvInputs{Host: host, SecretNames: botSecretNames, SecretValues: secretValues(w.Config)}
+	sb, err := newSandbox(ctx, w.Config, host)
+	if err != nil {
+		return runSide{}, err
+	}
+	env := runner.EnvInputs{Host: host, SecretNames: botSecretNames, SecretValues: secretValues(w.Config), Sandbox: sb}
 	web := webURL(w.Config.GitHubURL)
 	reporters := &reporterFactory{w: w, web: web}
 	srv, err := runner.NewServer(runner.ServerOptions{
@@ -108,10 +112,10 @@ func secretValues(cfg serveConfig) []string {
 // newAgentFactory builds each run's coding agent from the server policy's
 // backends, with the run's artifact-policy environment.
 func newAgentFactory(w wired, env runner.EnvInputs) runner.AgentFactory {
-	return func(policyEnv map[string]string) (attractor.Agent, error) {
+	return func(policyEnv map[string]string, managedRoots string) (attractor.Agent, error) {
 		a, err := agent.New(w.Config.Policy.Agents, agent.Deps{
 			HostEnv: env.Host, Policy: policyEnv, SecretNames: env.SecretNames, SecretValues: env.SecretValues,
-			Logger: w.Logger,
+			Logger: w.Logger, Sandbox: env.Sandbox, ManagedRoots: managedRoots,
 		})
 		if err != nil {
 			return nil, err

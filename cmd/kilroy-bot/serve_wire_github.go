@@ -106,6 +106,7 @@ func (f *reporterFactory) options(repo string) checks.PublishOptions {
 			OutputTail:     nodeOutputTail,
 			Redactor:       f.w.Redactor,
 			MaxAnnotations: f.w.Config.Policy.MaxAnnotations,
+			Banner:         insecureBanner(f.w.Config),
 		},
 		Logger: f.w.Logger,
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
 
 // Deps are what an Agent needs from its host, read once at the edge.
@@ -28,6 +29,11 @@ type Deps struct {
 	// HTTP carries the API loop's provider requests; nil uses a plain
 	// http.Client.
 	HTTP *http.Client
+	// Sandbox jails the CLI agents and the API loop's shell tool; nil runs
+	// them unjailed. ManagedRoots is the run's policy-managed-roots
+	// directory, writable inside the jail.
+	Sandbox      *sandbox.Sandbox
+	ManagedRoots string
 }
 
 // Agent implements attractor.Agent over the configured backends.

@@ -93,7 +93,7 @@ func (a *Agent) provider(sel selection, key string) Provider {
 func (a *Agent) apiTools(req attractor.AgentRequest, ws *workspace) *toolbox {
 	return newToolbox(
 		readFile{ws}, writeFile{ws}, editFile{ws},
-		shellTool{dir: ws.dir, env: a.toolEnv(req), timeout: time.Duration(a.lim.ShellTimeout), maxTimeout: time.Duration(a.lim.ShellMaxTimeout)},
+		shellTool{dir: ws.dir, env: a.toolEnv(req), jail: a.jail(req), timeout: time.Duration(a.lim.ShellTimeout), maxTimeout: time.Duration(a.lim.ShellMaxTimeout)},
 		globTool{ws}, grepTool{ws},
 	)
 }

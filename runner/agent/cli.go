@@ -43,7 +43,7 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 		"{model}": sel.model, "{reasoning_effort}": sel.effort,
 	})}
 	run.stdoutPath, run.stderrPath = cliLogPaths(req.StageDir, sel.b.CLI)
-	if err := a.execCLI(sctx, &run, promptPath, req.Workspace, a.cliEnv(req, sel, key, home)); err != nil {
+	if err := a.execCLI(sctx, &run, promptPath, req.Workspace, a.cliEnv(req, sel, key, home), a.jail(req)); err != nil {
 		return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: %v", sel.name, err)), nil
 	}
 	var nf *sandbox.NotFoundError
@@ -72,7 +72,7 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 
 // execCLI starts the process and waits for it. The returned error is a
 // local failure (log files); the process's own fate is in run.
-func (a *Agent) execCLI(ctx context.Context, run *cliRun, promptPath, dir string, env []string) error {
+func (a *Agent) execCLI(ctx context.Context, run *cliRun, promptPath, dir string, env []string, jail *sandbox.Jail) error {
 	stdout, err := sandbox.NewCappedFile(run.stdoutPath, a.lim.MaxLogBytes)
 	if err != nil {
 		return err
@@ -88,7 +88,7 @@ func (a *Agent) execCLI(ctx context.Context, run *cliRun, promptPath, dir string
 		return err
 	}
 	defer stdin.Close()
-	run.res, run.err = sandbox.Run(ctx, sandbox.Cmd{Argv: run.argv, Dir: dir, Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr})
+	run.res, run.err = sandbox.Run(ctx, sandbox.Cmd{Argv: run.argv, Dir: dir, Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr, Jail: jail})
 	if err := stdout.Close(); err != nil {
 		return err
 	}

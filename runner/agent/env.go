@@ -30,6 +30,11 @@ func (a *Agent) cliEnv(req attractor.AgentRequest, sel selection, key, home stri
 	return sandbox.NodeEnv(spec)
 }
 
+// jail is the sandbox of an agent process of req's node.
+func (a *Agent) jail(req attractor.AgentRequest) *sandbox.Jail {
+	return sandbox.NodeJail(a.deps.Sandbox, a.deps.HostEnv, req.Workspace, req.StageDir, a.deps.ManagedRoots)
+}
+
 func (a *Agent) envSpec(req attractor.AgentRequest) sandbox.EnvSpec {
 	return sandbox.EnvSpec{
 		Host:         a.deps.HostEnv,

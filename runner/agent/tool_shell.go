@@ -22,6 +22,7 @@ const (
 type shellTool struct {
 	dir        string
 	env        []string
+	jail       *sandbox.Jail
 	timeout    time.Duration
 	maxTimeout time.Duration
 }
@@ -57,7 +58,7 @@ func (t shellTool) run(ctx context.Context, raw json.RawMessage) (string, error)
 	out := sandbox.NewTail(shellKeepBytes)
 	res, err := sandbox.Run(ctx, sandbox.Cmd{
 		Argv: []string{"bash", "-c", a.Command}, Dir: t.dir, Env: t.env,
-		Stdout: out, Stderr: out, Timeout: timeout, KillGrace: shellKillGrace,
+		Stdout: out, Stderr: out, Timeout: timeout, KillGrace: shellKillGrace, Jail: t.jail,
 	})
 	if err != nil && res.ExitCode == -1 && !res.TimedOut && !res.Canceled {
 		return "", err

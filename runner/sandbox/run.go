@@ -34,6 +34,12 @@ type Cmd struct {
 	// for the rest of its group to close stdout and stderr; 0 means
 	// DefaultWaitDelay.
 	WaitDelay time.Duration
+
+	// Jail, when set, runs the process in the sandbox: its own namespaces,
+	// only the mounts the Jail names, the Sandbox's resource limits, and
+	// nothing of it alive once the main process has exited. Nil runs the
+	// process in the bot's own view (the bot's git, nothing from a node).
+	Jail *Jail
 }
 
 // Result is what happened to a finished process.
@@ -46,6 +52,18 @@ type Result struct {
 	// stderr WaitDelay after the main process exited; it was killed.
 	Lingered bool
 	Duration time.Duration
+
+	limits *Limits // the jail's limits, nil outside a jail
+	events cgroupEvents
+}
+
+// LimitHit names the sandbox limit a failed jailed process most likely
+// reached, given the end of its stderr, or "" when nothing points at one.
+func (r Result) LimitHit(stderrTail string) string {
+	if r.limits == nil || (r.ExitCode == 0 && r.Signal == 0) {
+		return ""
+	}
+	return r.limits.explain(r, r.events, stderrTail)
 }
 
 // Run starts c and waits for it and for its output. A non-zero exit is not
@@ -74,11 +92,25 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	return run(ctx, c, path)
 }
 
-func run(ctx context.Context, c Cmd, path string) (Result, error) {
-	res := Result{ExitCode: -1}
+func run(ctx context.Context, c Cmd, path string) (res Result, err error) {
+	res = Result{ExitCode: -1}
 	waitDelay := orDefault(c.WaitDelay, DefaultWaitDelay)
-	cmd := exec.Command(path)
-	cmd.Args = slices.Clone(c.Argv)
+	argv := slices.Clone(c.Argv)
+	argv[0] = path
+	var cg *nodeCgroup
+	if c.Jail != nil {
+		if argv, cg, err = c.Jail.wrap(c.Env, c.Dir, argv); err != nil {
+			return res, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
+		}
+		lim := c.Jail.Sandbox.limits
+		res.limits = &lim
+		defer func() { res.events = cg.finish() }()
+	}
+	cmd := exec.Command(argv[0])
+	cmd.Args = argv
+	if c.Jail == nil {
+		cmd.Args[0] = c.Argv[0]
+	}
 	cmd.Dir, cmd.Env, cmd.Stdin = c.Dir, c.Env, c.Stdin
 	if cmd.Env == nil {
 		cmd.Env = []string{} // nil would make exec inherit the bot's environment

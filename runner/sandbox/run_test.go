@@ -31,7 +31,7 @@ func TestRunExit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if diff := cmp.Diff(got, tt.want, cmpopts.IgnoreFields(Result{}, "Duration")); diff != "" {
+			if diff := cmp.Diff(got, tt.want, cmpopts.IgnoreFields(Result{}, "Duration"), cmpopts.IgnoreUnexported(Result{})); diff != "" {
 				t.Errorf("Run(%q) (-got +want):\n%s", tt.script, diff)
 			}
 		})

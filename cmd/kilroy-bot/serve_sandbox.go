@@ -1,0 +1,117 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
+)
+
+// sandboxPolicy is the `sandbox:` section of the server policy file:
+//
+//	sandbox:
+//	  network: true          # default; false gives nodes only a loopback interface
+//	  limits:                # per node; defaults in docs/serve.md
+//	    processes: 512
+//	    memory: 3GiB
+//	    file_size: 2GiB
+//	    cpu_time: 2h
+type sandboxPolicy struct {
+	Network *bool         `yaml:"network"`
+	Limits  sandboxLimits `yaml:"limits"`
+}
+
+type sandboxLimits struct {
+	Processes int    `yaml:"processes"`
+	Memory    string `yaml:"memory"`
+	FileSize  string `yaml:"file_size"`
+	CPUTime   string `yaml:"cpu_time"`
+}
+
+// sandboxConfig turns the policy into the sandbox's Config; hidden are the
+// paths no node may see.
+func (p sandboxPolicy) sandboxConfig(hidden []string, stateDir, pathEnv string) (sandbox.Config, error) {
+	cfg := sandbox.Config{PATH: pathEnv, StateDir: stateDir, Hidden: hidden}
+	if p.Network != nil {
+		cfg.NoNetwork = !*p.Network
+	}
+	l := p.Limits
+	if l.Processes < 0 {
+		return cfg, fmt.Errorf("sandbox.limits.processes: %d is negative; write a positive number", l.Processes)
+	}
+	cfg.Limits.Processes = l.Processes
+	var err error
+	if cfg.Limits.MemoryBytes, err = parseSize("sandbox.limits.memory", l.Memory); err != nil {
+		return cfg, err
+	}
+	if cfg.Limits.FileSizeBytes, err = parseSize("sandbox.limits.file_size", l.FileSize); err != nil {
+		return cfg, err
+	}
+	if l.CPUTime != "" {
+		if cfg.Limits.CPUTime, err = attractor.ParseDuration(l.CPUTime); err != nil || cfg.Limits.CPUTime <= 0 {
+			return cfg, fmt.Errorf("sandbox.limits.cpu_time: %q is not a duration such as 30m or 2h", l.CPUTime)
+		}
+	}
+	return cfg, nil
+}
+
+var sizeRE = regexp.MustCompile(`^([0-9]+)\s*(B|KiB|MiB|GiB|TiB)?$`)
+
+// parseSize reads a byte size such as 512MiB or 3GiB ("" is the default).
+func parseSize(key, v string) (int64, error) {
+	if v == "" {
+		return 0, nil
+	}
+	m := sizeRE.FindStringSubmatch(strings.TrimSpace(v))
+	if m == nil {
+		return 0, fmt.Errorf("%s: %q is not a size such as 512MiB or 3GiB", key, v)
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	shift := map[string]uint{"": 0, "B": 0, "KiB": 10, "MiB": 20, "GiB": 30, "TiB": 40}[m[2]]
+	if err != nil || n <= 0 || n > (1<<62)>>shift {
+		return 0, fmt.Errorf("%s: %q is out of range", key, v)
+	}
+	return n << shift, nil
+}
+
+// newSandbox builds the node sandbox of serve and runs its self-test.
+// With insecure set it returns nil (nodes run unjailed) and says so.
+func newSandbox(ctx context.Context, c serveConfig, host map[string]string) (*sandbox.Sandbox, error) {
+	if c.InsecureNoSandbox {
+		return nil, nil
+	}
+	dataDir, err := filepath.Abs(c.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := c.Policy.Sandbox.sandboxConfig(append([]string{dataDir}, c.HiddenPaths...),
+		filepath.Join(dataDir, "sandbox"), host["PATH"])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", c.ConfigFile, err)
+	}
+	s, err := sandbox.New(cfg)
+	if err == nil {
+		err = s.SelfTest(ctx)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%w\nserve runs every pipeline node in a sandbox and will not start without one; "+
+			"fix the above, or pass --insecure-no-sandbox (KILROY_INSECURE_NO_SANDBOX=1) to run nodes with the bot's own "+
+			"rights (every check summary will say so)", err)
+	}
+	return s, nil
+}
+
+// insecureBanner is the first line of every check summary when nodes run
+// without the sandbox.
+func insecureBanner(c serveConfig) string {
+	if !c.InsecureNoSandbox {
+		return ""
+	}
+	return "> [!WARNING]\n> **This server runs pipeline nodes without a sandbox** (`--insecure-no-sandbox`): " +
+		"their code has the bot's own rights on its machine."
+}

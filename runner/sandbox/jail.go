@@ -1,0 +1,279 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+)
+
+// Inside a jail every node process runs as this unprivileged user.
+const (
+	JailUID  = 1000
+	JailGID  = 1000
+	JailUser = "kilroy"
+)
+
+// Config is the server-wide sandbox policy, read once at the composition
+// root. The zero value is the documented default: network on, DefaultLimits.
+type Config struct {
+	// Bwrap and Prlimit are the programs; empty means looked up in PATH.
+	Bwrap, Prlimit string
+	// PATH is where they are looked up (the host's PATH).
+	PATH string
+	// NoNetwork gives every node a network namespace of its own with only a
+	// loopback interface.
+	NoNetwork bool
+	Limits    Limits
+	// Hidden are absolute paths no node may see, whatever else is mounted:
+	// the data dir, the App key file, the webhook secret file, the server
+	// config, the bot's own git HOME.
+	Hidden []string
+	// StateDir is a directory the bot owns where the sandbox keeps the
+	// passwd and group files it shows nodes. Created when missing.
+	StateDir string
+}
+
+// Sandbox starts node processes in a bubblewrap jail: new user, pid, ipc,
+// uts and cgroup namespaces (and net when the policy turns it off), a
+// mount namespace built by Jail, resource limits, and every process killed
+// when the node's main process ends. It is safe for concurrent use.
+type Sandbox struct {
+	bwrap, prlimit string
+	noNetwork      bool
+	limits         Limits
+	hidden         []string
+	passwd, group  string
+	etcMasks       []string // /etc entries a non-root user could not read
+	cgroups        *cgroupRoot
+}
+
+// New prepares a Sandbox; it does not check that namespaces work (see
+// SelfTest).
+func New(cfg Config) (*Sandbox, error) {
+	s := &Sandbox{noNetwork: cfg.NoNetwork, limits: cfg.Limits.withDefaults()}
+	var err error
+	if s.bwrap, err = findTool(cfg.Bwrap, "bwrap", cfg.PATH,
+		"install bubblewrap (Debian and Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"); err != nil {
+		return nil, err
+	}
+	if s.prlimit, err = findTool(cfg.Prlimit, "prlimit", cfg.PATH,
+		"install util-linux (it ships prlimit)"); err != nil {
+		return nil, err
+	}
+	for _, h := range cfg.Hidden {
+		if h == "" {
+			continue
+		}
+		if !filepath.IsAbs(h) {
+			return nil, fmt.Errorf("sandbox: hidden path %q is not absolute", h)
+		}
+		s.hidden = append(s.hidden, canonical(h))
+	}
+	if cfg.StateDir == "" {
+		return nil, errors.New("sandbox: Config.StateDir is required (a directory the bot owns)")
+	}
+	if s.passwd, s.group, err = writeIdentity(cfg.StateDir); err != nil {
+		return nil, err
+	}
+	s.etcMasks = unreadableUnder("/etc", 3)
+	s.cgroups = findCgroupRoot()
+	return s, nil
+}
+
+// Limits reports the limits every node gets.
+func (s *Sandbox) Limits() Limits { return s.limits }
+
+// Network reports whether nodes reach the network.
+func (s *Sandbox) Network() bool { return !s.noNetwork }
+
+// Jail is what one node process may see besides the system directories.
+type Jail struct {
+	Sandbox *Sandbox
+	// Workspace is the run's worktree: read-write, except its .git and the
+	// repository metadata it points at, which are read-only.
+	Workspace string
+	// Writable are further directories bound read-write at the same path:
+	// the stage directory, the policy's managed roots under the run
+	// directory. Missing ones are created.
+	Writable []string
+	// Caches are directories from the host's own environment (GOMODCACHE,
+	// GOCACHE, CARGO_HOME, ...) shared read-write by the runs of this bot.
+	Caches []string
+	// ReadOnly are further paths bound read-only.
+	ReadOnly []string
+}
+
+func findTool(given, name, pathList, fix string) (string, error) {
+	if given != "" {
+		name = given
+	}
+	p, err := lookPath([]string{"PATH=" + pathList}, "", name)
+	if err != nil {
+		return "", fmt.Errorf("sandbox: %s not found (%v): %s", name, err, fix)
+	}
+	return filepath.Abs(p)
+}
+
+// writeIdentity writes the passwd and group files nodes see: root and the
+// jail user, nothing of the host's accounts.
+func writeIdentity(dir string) (passwd, group string, err error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", "", fmt.Errorf("sandbox: state dir: %w", err)
+	}
+	uid, gid := strconv.Itoa(JailUID), strconv.Itoa(JailGID)
+	passwd, group = filepath.Join(dir, "passwd"), filepath.Join(dir, "group")
+	files := map[string]string{
+		passwd: "root:x:0:0:root:/root:/bin/sh\n" +
+			JailUser + ":x:" + uid + ":" + gid + ":kilroy-bot node:/home/" + JailUser + ":/bin/sh\n" +
+			"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+		group: "root:x:0:\n" + JailUser + ":x:" + gid + ":\nnogroup:x:65534:\n",
+	}
+	for p, body := range files {
+		if err := writeFileAtomic(p, body); err != nil {
+			return "", "", fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	return passwd, group, nil
+}
+
+func writeFileAtomic(path, body string) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	if err != nil {
+		return err
+	}
+	_, werr := tmp.WriteString(body)
+	cerr := tmp.Close()
+	if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), 0o644)); err != nil {
+		os.Remove(tmp.Name())
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// unreadableUnder lists the entries below dir (to depth levels) that the
+// jail user could not read on the host: mode bits without "other" read,
+// such as /etc/shadow and SSH host keys. Inside a user namespace owned by
+// root the owner bits would apply to the jail user, so these are masked.
+func unreadableUnder(dir string, depth int) []string {
+	var out []string
+	var walk func(d string, level int)
+	walk = func(d string, level int) {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			p := filepath.Join(d, e.Name())
+			fi, err := os.Lstat(p)
+			if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+				continue
+			}
+			if fi.Mode().Perm()&0o004 == 0 {
+				out = append(out, p)
+				continue
+			}
+			if fi.IsDir() && level < depth {
+				walk(p, level+1)
+			}
+		}
+	}
+	walk(dir, 1)
+	return out
+}
+
+// canonical cleans an absolute path and resolves its symlinks where it
+// exists, so that paths compare as the kernel sees them.
+func canonical(p string) string {
+	p = filepath.Clean(p)
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	if r, err := filepath.EvalSymlinks(filepath.Dir(p)); err == nil {
+		return filepath.Join(r, filepath.Base(p))
+	}
+	return p
+}
+
+// cgroupWrapper joins the node's cgroups before anything of the node runs:
+// it writes its own pid to each cgroup.procs named before "--", then
+// executes the rest.
+const cgroupWrapper = `for f do shift; [ "$f" = -- ] && break; echo $$ >"$f" || exit 125; done; exec "$@"`
+
+// wrap turns argv into the command that runs it jailed: the cgroup
+// wrapper (when the bot may create cgroups), prlimit with the limits, and
+// bwrap with the namespaces and mounts.
+func (j *Jail) wrap(env []string, dir string, argv []string) ([]string, *nodeCgroup, error) {
+	s := j.Sandbox
+	ms, err := j.plan(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	cg, err := s.cgroups.create(s.limits)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []string
+	if procs := cg.procsFiles(); len(procs) > 0 {
+		out = append(append([]string{"/bin/sh", "-c", cgroupWrapper, "sh"}, procs...), "--")
+	}
+	out = append(out, s.prlimit)
+	out = append(out, s.limits.prlimitArgs()...)
+	out = append(out, "--", s.bwrap)
+	out = append(out, s.namespaceArgs()...)
+	out = append(out, args(ms)...)
+	if dir != "" {
+		out = append(out, "--chdir", dir)
+	}
+	out = append(out, "--")
+	return append(out, argv...), cg, nil
+}
+
+// namespaceArgs are bwrap's options besides the mounts: every namespace
+// but the network's (unless the policy turns it off), the jail user, a
+// fresh /proc of the node's own pid namespace, a minimal /dev, and the
+// sandbox killed with the bot.
+func (s *Sandbox) namespaceArgs() []string {
+	a := []string{"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"}
+	if s.noNetwork {
+		a = append(a, "--unshare-net")
+	}
+	return append(a,
+		"--uid", strconv.Itoa(JailUID), "--gid", strconv.Itoa(JailGID),
+		"--hostname", "kilroy-sandbox",
+		"--die-with-parent",
+		"--proc", "/proc", "--dev", "/dev")
+}
+
+// cacheVars name the caches a node writes through (module downloads,
+// build caches). Their host values are bound read-write; see NodeJail.
+var cacheVars = []string{"GOPATH", "GOMODCACHE", "GOCACHE", "CARGO_HOME", "npm_config_cache", "NPM_CONFIG_CACHE",
+	"PNPM_HOME", "PIP_CACHE_DIR", "UV_CACHE_DIR", "GRADLE_USER_HOME", "COREPACK_HOME", "BUN_INSTALL", "DENO_DIR"}
+
+// NodeJail is the jail of one node process: the workspace, the stage
+// directory and the run's policy-managed roots read-write, and the caches
+// of the bot's own environment read-write. Cache locations the repository's
+// artifact policy chose elsewhere are not shown: a pushed config.yml must
+// not be able to bind a host directory into a node. host is the bot's
+// environment (HostEnv); a nil s returns nil (no sandbox).
+func NodeJail(s *Sandbox, host map[string]string, workspace, stageDir, managedRoots string) *Jail {
+	if s == nil {
+		return nil
+	}
+	trusted := NodeEnv(EnvSpec{Host: host})
+	j := &Jail{Sandbox: s, Workspace: workspace}
+	for _, d := range []string{stageDir, managedRoots} {
+		if d != "" {
+			j.Writable = append(j.Writable, d)
+		}
+	}
+	for _, v := range cacheVars {
+		if d, ok := Lookup(trusted, v); ok && filepath.IsAbs(d) {
+			for _, p := range filepath.SplitList(d) {
+				j.Caches = append(j.Caches, p)
+			}
+		}
+	}
+	return j
+}

@@ -1,0 +1,257 @@
+package sandbox
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+type mountKind int
+
+// Kinds in the order they win when two mounts name the same path.
+const (
+	mSymlink mountKind = iota
+	mROBind
+	mTmpfs
+	mRWBind
+	mMaskDir  // an empty tmpfs over something a node must not see
+	mMaskFile // /dev/null over a file a node must not see
+	mROGit    // repository metadata: read-only even inside the workspace
+)
+
+type mount struct {
+	kind mountKind
+	src  string // bind source, or symlink target
+	dst  string
+}
+
+// systemDirs are shown read-only; /etc comes with its unreadable entries
+// masked. Nothing else of the host is there unless a Jail names it.
+var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/etc"}
+
+// toolchainVars name directories a node reads its toolchains from; they
+// are shown read-only. Caches are in Jail.Caches.
+var toolchainVars = []string{"GOROOT", "RUSTUP_HOME", "JAVA_HOME", "MAVEN_HOME", "M2_HOME", "NVM_DIR",
+	"PYENV_ROOT", "VOLTA_HOME", "VIRTUAL_ENV"}
+
+// plan computes the mounts of one process, ordered so that a deeper path
+// is mounted after its ancestors (the more specific mount decides) and
+// masks of hidden paths come after whatever exposed them.
+func (j *Jail) plan(env []string) ([]mount, error) {
+	s := j.Sandbox
+	var ms []mount
+	for _, d := range systemDirs {
+		fi, err := os.Lstat(d)
+		switch {
+		case err != nil:
+			continue
+		case fi.Mode()&os.ModeSymlink != 0:
+			target, err := os.Readlink(d)
+			if err != nil {
+				return nil, fmt.Errorf("sandbox: %w", err)
+			}
+			ms = append(ms, mount{kind: mSymlink, src: target, dst: d})
+		case fi.IsDir():
+			ms = append(ms, mount{kind: mROBind, src: d, dst: d})
+		}
+	}
+	for _, m := range s.etcMasks {
+		ms = append(ms, maskOf(m))
+	}
+	ms = append(ms, mount{kind: mROBind, src: s.passwd, dst: "/etc/passwd"},
+		mount{kind: mROBind, src: s.group, dst: "/etc/group"},
+		mount{kind: mTmpfs, dst: "/tmp"}, mount{kind: mTmpfs, dst: "/var/tmp"})
+	if home, ok := Lookup(env, "HOME"); ok && filepath.IsAbs(home) && home != "/" {
+		ms = append(ms, mount{kind: mTmpfs, dst: canonical(home)})
+	}
+	path, _ := Lookup(env, "PATH")
+	for _, d := range filepath.SplitList(path) {
+		ms = appendExisting(ms, mROBind, d)
+	}
+	for _, v := range toolchainVars {
+		if d, ok := Lookup(env, v); ok {
+			ms = appendExisting(ms, mROBind, d)
+		}
+	}
+	for _, d := range j.ReadOnly {
+		ms = appendExisting(ms, mROBind, d)
+	}
+	for _, d := range j.Caches {
+		if err := os.MkdirAll(d, 0o755); err == nil {
+			ms = appendExisting(ms, mRWBind, d)
+		}
+	}
+	for _, d := range append([]string{j.Workspace}, j.Writable...) {
+		if d == "" {
+			continue
+		}
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, fmt.Errorf("sandbox: writable dir: %w", err)
+		}
+		ms = appendExisting(ms, mRWBind, d)
+	}
+	ms = append(ms, s.masks(ms)...)
+	git, err := gitMounts(j.Workspace)
+	if err != nil {
+		return nil, err
+	}
+	ms = append(ms, git...)
+	return order(ms), nil
+}
+
+func maskOf(p string) mount {
+	if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
+		return mount{kind: mMaskDir, dst: p}
+	}
+	return mount{kind: mMaskFile, src: "/dev/null", dst: p}
+}
+
+// appendExisting adds a bind of d when it is an absolute, existing path.
+func appendExisting(ms []mount, kind mountKind, d string) []mount {
+	if !filepath.IsAbs(d) {
+		return ms
+	}
+	c := canonical(d)
+	if _, err := os.Stat(c); err != nil || c == "/" {
+		return ms
+	}
+	return append(ms, mount{kind: kind, src: c, dst: c})
+}
+
+// masks hides every hidden path that some bind would expose.
+func (s *Sandbox) masks(ms []mount) []mount {
+	var out []mount
+	for _, h := range s.hidden {
+		for _, m := range ms {
+			if (m.kind == mROBind || m.kind == mRWBind) && within(h, m.dst) {
+				if _, err := os.Lstat(h); err == nil {
+					out = append(out, maskOf(h))
+				}
+				break
+			}
+		}
+	}
+	return out
+}
+
+// gitMounts makes the repository metadata of the workspace read-only: its
+// .git file and the git directory and common directory it leads to. A node
+// can then neither point the bot's git at a repository of its own nor
+// write config, attributes or hooks the bot's git would honour.
+func gitMounts(workspace string) ([]mount, error) {
+	if workspace == "" {
+		return nil, nil
+	}
+	dotgit := filepath.Join(canonical(workspace), ".git")
+	fi, err := os.Lstat(dotgit)
+	switch {
+	case err != nil:
+		return nil, nil // not a repository: nothing to protect
+	case fi.IsDir():
+		return []mount{{kind: mROGit, src: dotgit, dst: dotgit}}, nil
+	case !fi.Mode().IsRegular():
+		return nil, fmt.Errorf("sandbox: %s is neither a file nor a directory", dotgit)
+	}
+	gitdir, err := readGitdirFile(dotgit)
+	if err != nil {
+		return nil, err
+	}
+	ms := []mount{{kind: mROGit, src: dotgit, dst: dotgit}}
+	ms = appendExisting(ms, mROGit, gitdir)
+	if common, err := readSmallFile(filepath.Join(gitdir, "commondir")); err == nil {
+		c := strings.TrimSpace(common)
+		if !filepath.IsAbs(c) {
+			c = filepath.Join(gitdir, c)
+		}
+		ms = appendExisting(ms, mROGit, c)
+	}
+	return ms, nil
+}
+
+func readGitdirFile(dotgit string) (string, error) {
+	body, err := readSmallFile(dotgit)
+	if err != nil {
+		return "", fmt.Errorf("sandbox: read %s: %w", dotgit, err)
+	}
+	p, ok := strings.CutPrefix(strings.TrimSpace(body), "gitdir: ")
+	if !ok {
+		return "", fmt.Errorf("sandbox: %s does not name a git directory", dotgit)
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(filepath.Dir(dotgit), p)
+	}
+	return filepath.Clean(p), nil
+}
+
+// readSmallFile reads a regular file of at most 4 KiB without following a
+// symlink at its last element.
+func readSmallFile(p string) (string, error) {
+	f, err := os.OpenFile(p, os.O_RDONLY|oNoFollow, 0)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", p)
+	}
+	b, err := io.ReadAll(io.LimitReader(bufio.NewReader(f), 4<<10))
+	return string(b), err
+}
+
+// order sorts mounts parents first; for one path the strongest kind wins
+// and the others are dropped.
+func order(ms []mount) []mount {
+	slices.SortStableFunc(ms, func(a, b mount) int {
+		if d := depth(a.dst) - depth(b.dst); d != 0 {
+			return d
+		}
+		if c := strings.Compare(a.dst, b.dst); c != 0 {
+			return c
+		}
+		return int(a.kind) - int(b.kind)
+	})
+	out := ms[:0]
+	for i, m := range ms {
+		if i+1 < len(ms) && ms[i+1].dst == m.dst {
+			continue // a stronger mount of the same path follows
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func depth(p string) int {
+	if p == "/" {
+		return 0
+	}
+	return strings.Count(filepath.Clean(p), "/")
+}
+
+// within reports whether p is dir or below it.
+func within(p, dir string) bool {
+	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
+}
+
+// args renders mounts as bwrap options.
+func args(ms []mount) []string {
+	var a []string
+	for _, m := range ms {
+		switch m.kind {
+		case mSymlink:
+			a = append(a, "--symlink", m.src, m.dst)
+		case mROBind, mROGit:
+			a = append(a, "--ro-bind", m.src, m.dst)
+		case mRWBind:
+			a = append(a, "--bind", m.src, m.dst)
+		case mTmpfs, mMaskDir:
+			a = append(a, "--tmpfs", m.dst)
+		case mMaskFile:
+			a = append(a, "--ro-bind", "/dev/null", m.dst)
+		}
+	}
+	return a
+}

@@ -1,0 +1,303 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// newTestSandbox returns a Sandbox, or skips saying why bubblewrap cannot
+// run here.
+func newTestSandbox(t *testing.T, cfg Config) *Sandbox {
+	t.Helper()
+	if cfg.PATH == "" {
+		cfg.PATH = HostEnv()["PATH"]
+	}
+	if cfg.StateDir == "" {
+		cfg.StateDir = filepath.Join(t.TempDir(), "sandbox-state")
+	}
+	s, err := New(cfg)
+	if err != nil {
+		t.Skipf("sandbox unavailable: %v", err)
+	}
+	if err := s.SelfTest(context.Background()); err != nil {
+		t.Skipf("sandbox unavailable: %v", err)
+	}
+	return s
+}
+
+func jailEnv() []string {
+	h := HostEnv()
+	return NodeEnv(EnvSpec{Host: map[string]string{"PATH": h["PATH"], "HOME": h["HOME"]}})
+}
+
+// jailRun runs script with sh in j's workspace and returns the result and
+// the combined output.
+func jailRun(t *testing.T, ctx context.Context, j *Jail, script string) (Result, string) {
+	t.Helper()
+	var out bytes.Buffer
+	res, err := Run(ctx, Cmd{
+		Argv: []string{"sh", "-c", script}, Dir: j.Workspace, Env: jailEnv(),
+		Stdout: &out, Stderr: &out, Jail: j, KillGrace: 200 * time.Millisecond,
+	})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	return res, out.String()
+}
+
+// A node sees its workspace and nothing of the data dir around it: not the
+// key file, not another run, not the bot's own processes or environment.
+func TestJailHidesTheBotsFiles(t *testing.T) {
+	t.Setenv("KILROY_TEST_CANARY_ENV", "CANARY-ENV-7f3a")
+	dataDir := t.TempDir()
+	keyFile := filepath.Join(dataDir, "app.pem")
+	os.WriteFile(keyFile, []byte("CANARY-KEY"), 0o600)
+	other := filepath.Join(dataDir, "runs", "other", "log.txt")
+	os.MkdirAll(filepath.Dir(other), 0o755)
+	os.WriteFile(other, []byte("CANARY-OTHER"), 0o644)
+	ws := filepath.Join(dataDir, "runs", "mine", "worktree")
+	os.MkdirAll(ws, 0o755)
+	s := newTestSandbox(t, Config{Hidden: []string{dataDir}})
+	j := &Jail{Sandbox: s, Workspace: ws}
+	res, out := jailRun(t, context.Background(), j, `
+		cat `+keyFile+` `+other+` 2>/dev/null; echo "runs: $(ls ../..)"
+		cat /proc/[0-9]*/environ 2>/dev/null | tr '\0' '\n' | grep CANARY
+		cat /etc/shadow 2>/dev/null | head -1
+		echo "uid: $(id -u) $(id -un)"; echo written > in-worktree.txt && echo wrote`)
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d: %s", res.ExitCode, out)
+	}
+	for _, canary := range []string{"CANARY-KEY", "CANARY-OTHER", "CANARY-ENV", "root:"} {
+		if strings.Contains(out, canary) {
+			t.Errorf("node saw %q:\n%s", canary, out)
+		}
+	}
+	for _, want := range []string{"runs: mine\n", "uid: 1000 kilroy\n", "wrote\n"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "in-worktree.txt")); string(b) != "written\n" {
+		t.Errorf("worktree file = %q", b)
+	}
+}
+
+// No process a node starts outlives it: not a setsid daemon, not a double
+// fork, not nohup; also not after a timeout or a cancellation.
+func TestJailKillsEveryProcessWithTheNode(t *testing.T) {
+	s := newTestSandbox(t, Config{})
+	for _, tt := range []struct {
+		name   string
+		end    string // how the main process ends
+		cancel bool
+	}{
+		{"exit", "exit 0", false},
+		{"timeout", "sleep 600", false},
+		{"cancel", "sleep 600", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			token := fmt.Sprintf("kilroy-daemon-%d-%s", os.Getpid(), tt.name)
+			j := &Jail{Sandbox: s, Workspace: t.TempDir()}
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if tt.name == "timeout" {
+				ctx, cancel = context.WithTimeout(ctx, 2*time.Second)
+				defer cancel()
+			}
+			if tt.cancel {
+				go func() { time.Sleep(2 * time.Second); cancel() }()
+			}
+			script := fmt.Sprintf(`
+				setsid sh -c 'exec -a %[1]s-setsid sleep 1000' </dev/null >/dev/null 2>&1 &
+				( ( exec -a %[1]s-double sleep 1000 ) & ) </dev/null >/dev/null 2>&1
+				nohup sh -c 'exec -a %[1]s-nohup sleep 1000' </dev/null >/dev/null 2>&1 &
+				trap '' TERM HUP; sh -c 'trap "" TERM; exec -a %[1]s-stubborn sleep 1000' </dev/null >/dev/null 2>&1 &
+				%[2]s`, token, tt.end)
+			if _, err := Run(ctx, Cmd{Argv: []string{"bash", "-c", script}, Dir: j.Workspace, Env: jailEnv(), Jail: j,
+				KillGrace: 200 * time.Millisecond}); err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			waitNoProcess(t, token)
+		})
+	}
+}
+
+// waitNoProcess fails unless no process whose command line holds token is
+// left within a few seconds (the kernel reaps a dead namespace quickly but
+// not synchronously).
+func waitNoProcess(t *testing.T, token string) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		left := processesWith(token)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("processes outlived their node: %v", left)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func processesWith(token string) []string {
+	var out []string
+	dirs, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range dirs {
+		b, err := os.ReadFile(f)
+		if err == nil && bytes.Contains(b, []byte(token)) {
+			out = append(out, strings.ReplaceAll(string(b), "\x00", " "))
+		}
+	}
+	return out
+}
+
+// The repository metadata is read-only inside the jail: a node can read
+// history but cannot redirect the bot's git (.git, commondir) or plant
+// config, attributes or hooks in the shared repository.
+func TestJailGitMetadataIsReadOnly(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git not installed")
+	}
+	s := newTestSandbox(t, Config{})
+	root := t.TempDir()
+	mirror, ws := filepath.Join(root, "mirror.git"), filepath.Join(root, "wt")
+	gitRun(t, "", "init", "-q", "--bare", mirror)
+	seed := filepath.Join(root, "seed")
+	gitRun(t, "", "init", "-q", seed)
+	os.WriteFile(filepath.Join(seed, "a.txt"), []byte("a\n"), 0o644)
+	gitRun(t, seed, "add", "a.txt")
+	gitRun(t, seed, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "a")
+	gitRun(t, seed, "push", "-q", mirror, "HEAD:refs/heads/main")
+	gitRun(t, mirror, "worktree", "add", "-q", ws, "main")
+	before := snapshot(t, mirror)
+	j := &Jail{Sandbox: s, Workspace: ws}
+	res, out := jailRun(t, context.Background(), j, `
+		git log --oneline | wc -l
+		echo evil >> .git && echo WROTE-DOTGIT
+		rm -f .git && echo REMOVED-DOTGIT
+		gitdir=$(sed 's/^gitdir: //' .git)
+		echo /tmp > "$gitdir/commondir" && echo WROTE-COMMONDIR
+		printf '[filter "x"]\n\tclean = touch /tmp/pwned\n' >> "$gitdir/../../config" && echo WROTE-CONFIG
+		echo '* filter=x' > "$gitdir/../../info/attributes" && echo WROTE-ATTRIBUTES
+		echo 'touch pwned' > "$gitdir/../../hooks/pre-commit" && echo WROTE-HOOK
+		echo ok > a.txt && echo WROTE-WORKTREE`)
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d: %s", res.ExitCode, out)
+	}
+	for _, bad := range []string{"WROTE-DOTGIT", "REMOVED-DOTGIT", "WROTE-COMMONDIR", "WROTE-CONFIG", "WROTE-ATTRIBUTES", "WROTE-HOOK"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("node could do %s:\n%s", bad, out)
+		}
+	}
+	if !strings.HasPrefix(strings.TrimSpace(out), "1") || !strings.Contains(out, "WROTE-WORKTREE") {
+		t.Errorf("want git history readable and the worktree writable:\n%s", out)
+	}
+	if after := snapshot(t, mirror); after != before {
+		t.Errorf("the shared repository changed:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
+func gitRun(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
+
+// snapshot lists the config, attribute and hook files of a repository.
+func snapshot(t *testing.T, repo string) string {
+	var b strings.Builder
+	for _, f := range []string{"config", "info/attributes", "hooks/pre-commit"} {
+		data, _ := os.ReadFile(filepath.Join(repo, f))
+		fmt.Fprintf(&b, "%s=%q ", f, data)
+	}
+	return b.String()
+}
+
+// A fork bomb and a 4 GiB allocation fail the node, saying which limit
+// they reached; the bot (this test process) goes on forking.
+func TestJailLimits(t *testing.T) {
+	s := newTestSandbox(t, Config{Limits: Limits{Processes: 64}})
+	for _, tt := range []struct {
+		name, script, want string
+	}{
+		{"fork bomb", `bomb() { bomb | bomb & }; bomb; sleep 3; for i in $(seq 200); do sleep 5 & done; wait`, "process limit reached (64 processes"},
+		{"memory", `python3 -c 'b = bytearray(4 << 30); print(len(b))' || perl -e '$x = "a" x (4 << 30); print length $x'`, "memory limit reached (3 GiB"},
+		{"file size", `head -c 3000000000 /dev/zero > big.bin`, "file size limit reached (2 GiB"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			j := &Jail{Sandbox: s, Workspace: t.TempDir()}
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			var out bytes.Buffer
+			res, err := Run(ctx, Cmd{Argv: []string{"bash", "-c", tt.script}, Dir: j.Workspace, Env: jailEnv(),
+				Stdout: &out, Stderr: &out, Jail: j})
+			if err != nil {
+				t.Fatalf("Run: %v", err)
+			}
+			if res.ExitCode == 0 {
+				t.Fatalf("want a failure, got exit 0:\n%s", tail(out.String()))
+			}
+			if got := res.LimitHit(tail(out.String())); !strings.Contains(got, tt.want) {
+				t.Errorf("LimitHit = %q, want %q; output:\n%s", got, tt.want, tail(out.String()))
+			}
+			if err := exec.Command("true").Run(); err != nil {
+				t.Errorf("the bot cannot fork after the node: %v", err)
+			}
+		})
+	}
+}
+
+func tail(s string) string {
+	if len(s) > 4096 {
+		return s[len(s)-4096:]
+	}
+	return s
+}
+
+// sandbox.network: false leaves a node only its own loopback; by default
+// it reaches the host's network.
+func TestJailNetwork(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	port := ln.Addr().(*net.TCPAddr).Port
+	script := fmt.Sprintf(`(echo > /dev/tcp/127.0.0.1/%d) 2>/dev/null && echo CONNECTED || echo REFUSED`, port)
+	for _, tt := range []struct {
+		noNet bool
+		want  string
+	}{{false, "CONNECTED"}, {true, "REFUSED"}} {
+		s := newTestSandbox(t, Config{NoNetwork: tt.noNet})
+		j := &Jail{Sandbox: s, Workspace: t.TempDir()}
+		var out bytes.Buffer
+		if _, err := Run(context.Background(), Cmd{Argv: []string{"bash", "-c", script}, Dir: j.Workspace,
+			Env: jailEnv(), Stdout: &out, Stderr: &out, Jail: j}); err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.TrimSpace(out.String()); got != tt.want {
+			t.Errorf("NoNetwork=%v: got %q, want %q", tt.noNet, got, tt.want)
+		}
+	}
+}

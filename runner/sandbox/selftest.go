@@ -1,0 +1,55 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// SelfTest starts one jailed process and checks that it got its own user
+// and pid namespaces. The error says what is missing and the setting that
+// fixes it; serve refuses to start on it.
+func (s *Sandbox) SelfTest(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	j := &Jail{Sandbox: s}
+	res, err := Run(ctx, Cmd{
+		Argv:   []string{"/bin/sh", "-c", "echo uid=$(id -u) pid=$$"},
+		Env:    []string{"PATH=/usr/bin:/bin"},
+		Stdout: &out, Stderr: &out, Jail: j,
+	})
+	if err != nil {
+		return fmt.Errorf("sandbox self-test: %w", err)
+	}
+	got := strings.TrimSpace(out.String())
+	if res.ExitCode != 0 {
+		return fmt.Errorf("sandbox self-test: bubblewrap failed (exit %d): %s%s", res.ExitCode, firstLine(got), namespaceHint(got))
+	}
+	if want := fmt.Sprintf("uid=%d pid=2", JailUID); got != want && got != fmt.Sprintf("uid=%d pid=1", JailUID) {
+		return fmt.Errorf("sandbox self-test: the jailed process reported %q, want %q", got, want)
+	}
+	return nil
+}
+
+// namespaceHint names the host setting behind bwrap's usual refusals.
+func namespaceHint(msg string) string {
+	switch {
+	case strings.Contains(msg, "No permissions to creating new namespace"),
+		strings.Contains(msg, "setting up uid map"), strings.Contains(msg, "Creating new namespace failed"):
+		return "; user namespaces are off or restricted: set sysctl kernel.unprivileged_userns_clone=1 and " +
+			"user.max_user_namespaces>0 (Ubuntu 24.04+: kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor profile for bwrap); " +
+			"in a container, run with --security-opt seccomp=unconfined --security-opt apparmor=unconfined (docs/serve.md, Sandbox)"
+	case strings.Contains(msg, "Operation not permitted"):
+		return "; the container runtime forbids mounts in new namespaces: run with --security-opt seccomp=unconfined " +
+			"--security-opt apparmor=unconfined, or with podman (docs/serve.md, Sandbox)"
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
