@@ -2,6 +2,8 @@ package checks
 
 import (
 	"cmp"
+	"encoding/base64"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -40,6 +42,10 @@ var tokenShapes = []tokenShape{
 	{re: regexp.MustCompile(`AKIA[0-9A-Z]{16}`), left: true, right: true},
 	{re: regexp.MustCompile(`ASIA[0-9A-Z]{16}`), left: true, right: true},
 	{re: regexp.MustCompile(`eyJ[A-Za-z0-9_-]+\.eyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*`), left: true},
+	// base64("x-access-token:…"), the Basic credential git sends.
+	{re: regexp.MustCompile(`eC1hY2Nlc3MtdG9rZW46[A-Za-z0-9+/=]{8,}`), left: true},
+	// Any credential in an Authorization header, whatever its form.
+	{re: regexp.MustCompile(`(?i)authorization:\s*(?:basic|bearer|token)\s+[A-Za-z0-9+/=._~-]{8,}`)},
 	{re: regexp.MustCompile(`-----BEGIN[ A-Z0-9]*PRIVATE KEY-----(?s:.*?)(?:-----END[ A-Z0-9]*PRIVATE KEY-----|\z)`)},
 }
 
@@ -105,6 +111,9 @@ func NewRedactor(secrets ...string) *Redactor {
 	}
 	for _, s := range secrets {
 		add(s)
+		for _, enc := range encodings(strings.TrimSpace(s)) {
+			add(enc)
+		}
 		if strings.Contains(strings.TrimSpace(s), "\n") {
 			for line := range strings.SplitSeq(s, "\n") {
 				add(line)
@@ -122,6 +131,20 @@ func NewRedactor(secrets ...string) *Redactor {
 		pairs = append(pairs, v, Redacted)
 	}
 	return &Redactor{exact: strings.NewReplacer(pairs...)}
+}
+
+// encodings are the forms a secret takes on its way out: base64 (of the
+// value and of git's "x-access-token:" credential) and URL escaping.
+func encodings(s string) []string {
+	if len(s) < MinSecretLen || strings.Contains(s, "\n") {
+		return nil
+	}
+	out := []string{url.QueryEscape(s), url.PathEscape(s)}
+	for _, v := range []string{s, "x-access-token:" + s} {
+		out = append(out, base64.StdEncoding.EncodeToString([]byte(v)), base64.RawStdEncoding.EncodeToString([]byte(v)),
+			base64.URLEncoding.EncodeToString([]byte(v)))
+	}
+	return out
 }
 
 // Redact returns s with every secret replaced by Redacted.

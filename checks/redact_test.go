@@ -1,6 +1,8 @@
 package checks
 
 import (
+	"encoding/base64"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -112,5 +114,29 @@ func TestRenderedOutputIsRedacted(t *testing.T) {
 	}
 	if !strings.Contains(text, "KILROY_WEBHOOK_SECRET="+Redacted) || !strings.Contains(rep.Text, "GITHUB_TOKEN="+Redacted) {
 		t.Errorf("the output tail was not shown redacted:\n%s", text[:min(len(text), 400)])
+	}
+}
+
+// A secret is caught in the forms it takes on the way out: git's Basic
+// credential, base64, URL escaping, an Authorization header of any kind.
+func TestRedactEncodedForms(t *testing.T) {
+	const tok = "ghs_0123456789abcdefghijABCDEFGHIJ"
+	const hostSecret = "p@ss/word+with=specials!"
+	r := NewRedactor(hostSecret)
+	basic := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + tok))
+	for _, in := range []string{
+		"Authorization: Basic " + basic,
+		"cred " + basic + " end",
+		"authorization: bearer abcdefghijklmnop",
+		"url=" + url.QueryEscape(hostSecret),
+		"path/" + url.PathEscape(hostSecret),
+		"b64 " + base64.StdEncoding.EncodeToString([]byte(hostSecret)),
+		"b64url " + base64.URLEncoding.EncodeToString([]byte(hostSecret)),
+	} {
+		got := r.Redact(in)
+		if !strings.Contains(got, Redacted) || strings.Contains(got, basic) ||
+			strings.Contains(got, url.QueryEscape(hostSecret)) || strings.Contains(got, "abcdefghijklmnop") {
+			t.Errorf("Redact(%q) = %q, want the secret replaced", in, got)
+		}
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/ghapp"
 	"github.com/kilroy-bot/kilroy-bot/metrics"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 	"github.com/kilroy-bot/kilroy-bot/runpage"
 	"github.com/kilroy-bot/kilroy-bot/webhook"
 )
@@ -162,7 +163,8 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 		return deps, err
 	}
 	w := wired{Config: cfg, Logger: logger, RunURL: runURL(cfg.PublicURL, keys)}
-	w.Redactor = checks.NewRedactor(string(cfg.WebhookSecret), string(cfg.PrivateKey))
+	w.Redactor = checks.NewRedactor(append([]string{string(cfg.WebhookSecret), string(cfg.PrivateKey)},
+		sandbox.HostSecrets(sandbox.HostEnv())...)...)
 
 	w.Queue, err = queue.Open(ctx, queue.Options{
 		DataDir: cfg.DataDir, DatabaseURL: string(cfg.DatabaseURL), Workers: cfg.Workers, Logger: logger,

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 
 	"github.com/kilroy-bot/kilroy-bot/checks"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
 
 // newServeLogger is serve's logger: JSON lines on w, every message and
@@ -14,7 +15,8 @@ import (
 // so that an error quoting a URL with a token, or a node's output, cannot
 // put a credential in the log.
 func newServeLogger(w io.Writer, cfg serveConfig) *slog.Logger {
-	red := checks.NewRedactor(string(cfg.WebhookSecret), string(cfg.PrivateKey), string(cfg.DatabaseURL))
+	red := checks.NewRedactor(append([]string{string(cfg.WebhookSecret), string(cfg.PrivateKey), string(cfg.DatabaseURL)},
+		sandbox.HostSecrets(sandbox.HostEnv())...)...)
 	return slog.New(redactingHandler{next: slog.NewJSONHandler(w, nil), red: red})
 }
 

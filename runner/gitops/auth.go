@@ -3,15 +3,23 @@ package gitops
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
+	"io"
 	"net/url"
+	"os"
+	"strconv"
 )
 
 // withAuth asks the TokenSource for a fresh token and passes it to git as
-// an Authorization header in git's environment config (GIT_CONFIG_COUNT),
-// never in the URL, argv or a config file. The header is scoped to the
-// remote's origin so a redirect or another remote never receives it. The
-// token and its encoding are registered as secrets for error redaction.
+// an Authorization header in a config file that exists only as an open
+// descriptor: written to a file that is unlinked at once, handed to git as
+// fd 3 and included with -c include.path=/dev/fd/3 (git's HTTP helper
+// inherits the descriptor and reads it again). The token is never in an
+// environment (which /proc/PID/environ shows), argv, URL or a file on
+// disk. The header is scoped to the remote's origin so a redirect or
+// another remote never receives it. The token and its encodings are
+// registered as secrets for error redaction. The caller closes c.files.
 func (g *Git) withAuth(ctx context.Context, c call, remoteURL string) (call, error) {
 	if g.opts.TokenSource == nil {
 		return c, nil
@@ -28,13 +36,31 @@ func (g *Git) withAuth(ctx context.Context, c call, remoteURL string) (call, err
 		return c, nil
 	}
 	cred := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + tok))
-	c.env = append(c.env,
-		"GIT_CONFIG_COUNT=1",
-		"GIT_CONFIG_KEY_0=http."+origin+".extraHeader",
-		"GIT_CONFIG_VALUE_0=Authorization: Basic "+cred,
-	)
+	f, err := g.authFile(origin, "Authorization: Basic "+cred)
+	if err != nil {
+		return c, fmt.Errorf("gitops: pass the token for %s: %w", origin, err)
+	}
+	c.files = append(c.files, f)
+	c.config = append(c.config, "include.path=/dev/fd/"+strconv.Itoa(2+len(c.files)))
 	c.secrets = append(c.secrets, tok, cred)
 	return c, nil
+}
+
+// authFile writes git config setting header for origin to an unlinked
+// file and returns it open at its start.
+func (g *Git) authFile(origin, header string) (*os.File, error) {
+	f, err := os.CreateTemp(g.home, ".auth-*")
+	if err != nil {
+		return nil, err
+	}
+	rmErr := os.Remove(f.Name())
+	_, werr := fmt.Fprintf(f, "[http %q]\n\textraHeader = %s\n", origin, header)
+	_, serr := f.Seek(0, io.SeekStart)
+	if err := errors.Join(rmErr, werr, serr); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // httpOrigin returns "scheme://host/" of an http(s) URL.

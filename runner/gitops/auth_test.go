@@ -45,7 +45,7 @@ func (a *authRecorder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	http.Error(w, "denied "+r.Header.Get("Authorization")+" "+string(user), http.StatusForbidden)
 }
 
-func TestTokenOnlyTravelsInGitsEnvironment(t *testing.T) {
+func TestTokenOnlyTravelsInAnInheritedDescriptor(t *testing.T) {
 	ctx := context.Background()
 	const token = "ghs_S3cretInstallationToken"
 	cred := base64.StdEncoding.EncodeToString([]byte("x-access-token:" + token))
@@ -93,6 +93,7 @@ func TestTokenOnlyTravelsInGitsEnvironment(t *testing.T) {
 		"fetch error":   fetchErr.Error(),
 		"push error":    pushErr.Error(),
 		"argv log":      readFile(t, argvLog),
+		"env log":       readFile(t, envLog),
 		"mirror config": readFile(t, filepath.Join(mirror, "config")),
 		"repo config":   readFile(t, filepath.Join(repo, ".git", "config")),
 	} {
@@ -106,9 +107,11 @@ func TestTokenOnlyTravelsInGitsEnvironment(t *testing.T) {
 		}
 	}
 	env := readFile(t, envLog)
-	if !strings.Contains(env, "GIT_CONFIG_VALUE_0=Authorization: Basic "+cred) ||
-		!strings.Contains(env, "GIT_CONFIG_KEY_0=http."+srv.URL+"/.extraHeader") {
-		t.Error("the header was not passed through GIT_CONFIG_* in git's environment")
+	if !strings.Contains(readFile(t, argvLog), "-c include.path=/dev/fd/3") {
+		t.Error("git was not pointed at the descriptor holding its credentials")
+	}
+	if left, _ := filepath.Glob(filepath.Join(g.home, ".auth-*")); len(left) > 0 {
+		t.Errorf("credential files left on disk: %v", left)
 	}
 	for _, want := range []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null", "GIT_TERMINAL_PROMPT=0", "HOME=" + g.home, "LC_ALL=C"} {
 		if !strings.Contains(env, want+"\n") {

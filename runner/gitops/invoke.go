@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
@@ -15,8 +16,12 @@ type call struct {
 	dir   string   // working directory
 	args  []string // git arguments after the hardening options
 	stdin io.Reader
-	// env adds variables (identity, auth) to the hardened base.
+	// env adds variables (identity) to the hardened base.
 	env []string
+	// config are -c settings after the hardening; files are passed to git
+	// as fds 3, 4, ... (the token's config, see withAuth).
+	config []string
+	files  []*os.File
 	// secrets are redacted from stderr before it reaches an error.
 	secrets []string
 	// readOnly marks queries that must not even refresh the index: they may
@@ -83,7 +88,15 @@ func (g *Git) baseEnv(c call) []string {
 
 // run executes c and returns stdout. A non-zero exit is an *Error.
 func (g *Git) run(ctx context.Context, c call) ([]byte, error) {
+	defer func() {
+		for _, f := range c.files {
+			f.Close()
+		}
+	}()
 	argv := append([]string{g.path}, g.hardening()...)
+	for _, kv := range c.config {
+		argv = append(argv, "-c", kv)
+	}
 	shown := len(argv)
 	argv = append(argv, c.args...)
 	var stdout, stderr bytes.Buffer
@@ -95,6 +108,7 @@ func (g *Git) run(ctx context.Context, c call) ([]byte, error) {
 		Stdout:  &stdout,
 		Stderr:  &stderr,
 		Timeout: g.opts.Timeout,
+		Files:   c.files,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("gitops: start git %s: %w", c.args, err)

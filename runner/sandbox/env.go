@@ -136,3 +136,16 @@ func Lookup(env []string, key string) (string, bool) {
 	}
 	return "", false
 }
+
+// HostSecrets returns the values of the host variables that look like
+// secrets (provider keys, tokens, passwords), for redaction: no node sees
+// them, and none may reach GitHub or a log through a node's output either.
+func HostSecrets(host map[string]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(host)) {
+		if secretName(k) && host[k] != "" {
+			out = append(out, host[k])
+		}
+	}
+	return out
+}

@@ -56,7 +56,14 @@ func jailRun(t *testing.T, ctx context.Context, j *Jail, script string) (Result,
 // A node sees its workspace and nothing of the data dir around it: not the
 // key file, not another run, not the bot's own processes or environment.
 func TestJailHidesTheBotsFiles(t *testing.T) {
-	t.Setenv("KILROY_TEST_CANARY_ENV", "CANARY-ENV-7f3a")
+	// A process of the bot's user with a secret in its environment, as the
+	// bot itself has (/proc/PID/environ shows the environment at exec).
+	bot := exec.Command("sleep", "60")
+	bot.Env = []string{"KILROY_WEBHOOK_SECRET=CANARY-ENV-7f3a"}
+	if err := bot.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { bot.Process.Kill(); bot.Wait() })
 	dataDir := t.TempDir()
 	keyFile := filepath.Join(dataDir, "app.pem")
 	os.WriteFile(keyFile, []byte("CANARY-KEY"), 0o600)

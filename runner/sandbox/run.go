@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"slices"
 	"syscall"
@@ -34,6 +35,10 @@ type Cmd struct {
 	// for the rest of its group to close stdout and stderr; 0 means
 	// DefaultWaitDelay.
 	WaitDelay time.Duration
+
+	// Files are passed to the process as descriptors 3, 4, ... (the
+	// bot's git reads its credentials from one). The caller closes them.
+	Files []*os.File
 
 	// Jail, when set, runs the process in the sandbox: its own namespaces,
 	// only the mounts the Jail names, the Sandbox's resource limits, and
@@ -111,7 +116,7 @@ func run(ctx context.Context, c Cmd, path string) (res Result, err error) {
 	if c.Jail == nil {
 		cmd.Args[0] = c.Argv[0]
 	}
-	cmd.Dir, cmd.Env, cmd.Stdin = c.Dir, c.Env, c.Stdin
+	cmd.Dir, cmd.Env, cmd.Stdin, cmd.ExtraFiles = c.Dir, c.Env, c.Stdin, c.Files
 	if cmd.Env == nil {
 		cmd.Env = []string{} // nil would make exec inherit the bot's environment
 	}
