@@ -5,18 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
-// holdDOT is a pipeline whose tool node appends its process id to pids
-// and then sleeps for ten minutes as that same process (exec), so the
-// test can tell whether cancelling the run killed it. The vet node after
-// it never starts; its check must still complete.
-func holdDOT(pids string) string {
+// holdDOT is a pipeline whose tool node sleeps for ten minutes under the
+// name token (exec -a), so the test finds its process from the host and
+// can tell whether cancelling the run killed it. The vet node after it
+// never starts; its check must still complete.
+func holdDOT(token string) string {
 	return fmt.Sprintf(`digraph ci {
   start [shape=Mdiamond]
   hold [shape=parallelogram, tool_command=%q]
@@ -24,7 +26,7 @@ func holdDOT(pids string) string {
   done [shape=Msquare]
   start -> hold -> vet -> done
 }
-`, fmt.Sprintf("echo $$ >> %s; exec sleep 600", pids))
+`, fmt.Sprintf("exec -a %s sleep 600", token))
 }
 
 // TestServeE2EPullRequestClosed: closing a pull request while its run sits
@@ -34,7 +36,7 @@ func holdDOT(pids string) string {
 // the pull request runs again, and merging it cancels that run the same
 // way, saying it was merged.
 func TestServeE2EPullRequestClosed(t *testing.T) {
-	pids := t.TempDir() + "/pids"
+	pids := fmt.Sprintf("kilroy-hold-%d-%d", os.Getpid(), time.Now().UnixNano())
 	e := newE2E(t, e2eOptions{files: map[string]string{"main.go": mainGo, ".kilroy/ci.dot": holdDOT(pids)}})
 	sha := e.repo.Commit(t, "feature-21", map[string]string{"README.md": "change\n"}, "change")
 	e.deliver("pull_request", e.openPR("opened", pr{number: 21, sha: sha}))
@@ -74,8 +76,9 @@ type holding struct {
 }
 
 // waitHolding waits until the n-th run of kilroy/ci on sha is in its hold
-// node and that node's process has written its id (the n-th line of pids).
-func (e *e2e) waitHolding(sha, pids string, n int) holding {
+// node and that node's process, named token, runs (the processes of
+// earlier runs are gone by then).
+func (e *e2e) waitHolding(sha, token string, n int) holding {
 	e.t.Helper()
 	var h holding
 	e.waitFor(fmt.Sprintf("run %d of kilroy/ci on %.7s to hold with its process id written", n, sha), func() bool {
@@ -87,16 +90,12 @@ func (e *e2e) waitHolding(sha, pids string, n int) holding {
 		if _, err := os.Stat(e.cfg.DataDir + "/runs/" + h.run + "/nodes/hold"); err != nil {
 			return false
 		}
-		b, err := os.ReadFile(pids)
-		if err != nil {
+		pids := processesNamed(token)
+		if len(pids) != 1 {
 			return false
 		}
-		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
-		if len(lines) < n || !strings.HasSuffix(string(b), "\n") {
-			return false
-		}
-		h.pid, err = strconv.Atoi(lines[n-1])
-		return err == nil && h.pid > 0
+		h.pid = pids[0]
+		return true
 	})
 	return h
 }
@@ -143,4 +142,21 @@ func assertProcessGone(t *testing.T, pid int) {
 	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
 		t.Errorf("node process %d still exists after the run was cancelled (kill -0: %v)", pid, err)
 	}
+}
+
+// processesNamed lists the host pids of the processes named token (their
+// argv[0]); node processes are visible from the bot's pid namespace.
+func processesNamed(token string) []int {
+	var out []int
+	files, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil || !strings.HasPrefix(string(b), token+"\x00") {
+			continue
+		}
+		if pid, err := strconv.Atoi(filepath.Base(filepath.Dir(f))); err == nil {
+			out = append(out, pid)
+		}
+	}
+	return out
 }

@@ -53,6 +53,27 @@ func ciDOT(vetCmd string) string {
 // failingVet prints one finding and fails.
 const failingVet = `printf 'main.go:3:5: something wrong\n'; exit 1`
 
+// gateRoot holds the gate files of the end-to-end tests; every serve
+// under test shows it to nodes read-only (sandbox.read_only), since a
+// node sees nothing else of the host's temporary directories.
+var gateRoot = sync.OnceValue(func() string {
+	d, err := os.MkdirTemp("", "kilroy-e2e-gates-")
+	if err != nil {
+		panic(err)
+	}
+	return d
+})
+
+// newGate returns a gate path for gatedVet, not yet created.
+func newGate(t *testing.T) string {
+	d, err := os.MkdirTemp(gateRoot(), "gate-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(d) })
+	return filepath.Join(d, "gate")
+}
+
 // gatedVet is failingVet once the file gate exists: the run stays in its
 // vet node until the test creates it. The wait is the pipeline's, not the
 // test's: the test polls the checks with a deadline.
@@ -100,13 +121,15 @@ func newE2E(t *testing.T, o e2eOptions) *e2e {
 	dir := t.TempDir()
 	args := []string{"--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"),
 		"--github-url", gh.APIURL(), "--public-url", publicURL, "--workers", "2"}
-	if o.policy != "" {
-		p := filepath.Join(dir, "policy.yml")
-		if err := os.WriteFile(p, []byte(o.policy), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		args = append(args, "--config", p)
+	policy := o.policy
+	if !strings.Contains(policy, "\nsandbox:") && !strings.HasPrefix(policy, "sandbox:") {
+		policy += "\nsandbox:\n  read_only: [" + gateRoot() + "]\n"
 	}
+	p := filepath.Join(dir, "policy.yml")
+	if err := os.WriteFile(p, []byte(policy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	args = append(args, "--config", p)
 	cfg, err := loadServeConfig(args, envOf(map[string]string{
 		"KILROY_APP_ID":           fmt.Sprint(gh.AppID()),
 		"KILROY_PRIVATE_KEY_FILE": gh.PrivateKeyFile(t),

@@ -22,7 +22,7 @@ import (
 // queued for as long as the test needs: the second run starts only when
 // the first is released, after the base branch is gone.
 func TestServeE2EInternalError(t *testing.T) {
-	gate := t.TempDir() + "/gate"
+	gate := newGate(t)
 	e := newE2E(t, e2eOptions{files: map[string]string{"main.go": mainGo, ".kilroy/ci.dot": ciDOT(gatedVet(gate))}})
 	e.cfg.Workers = 1
 	e.restart()
@@ -195,7 +195,7 @@ func (e *e2e) assertPriorNodes(sum *ghapptest.CheckRun, head string, nodes ...st
 // holds while the resumed run goes (the first update after adoption) and
 // at its end.
 func TestServeE2EShutdownResumeTable(t *testing.T) {
-	gate := t.TempDir() + "/gate"
+	gate := newGate(t)
 	e := newE2E(t, e2eOptions{files: map[string]string{"main.go": mainGo, ".kilroy/ci.dot": ciDOT(gatedVet(gate))}})
 	e.cfg.RunDrain = 200 * time.Millisecond
 	e.restart()

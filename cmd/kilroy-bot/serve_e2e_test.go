@@ -125,7 +125,7 @@ func TestServeE2EPullRequestOpened(t *testing.T) {
 // duplicate and enqueues nothing; a second delivery for the same head
 // while its run is going coalesces into that run.
 func TestServeE2EDuplicateAndCoalesced(t *testing.T) {
-	gate := t.TempDir() + "/gate"
+	gate := newGate(t)
 	e := newE2E(t, e2eOptions{files: map[string]string{"main.go": mainGo, ".kilroy/ci.dot": ciDOT(gatedVet(gate))}})
 	sha := e.repo.Commit(t, "feature-2", map[string]string{"README.md": "change\n"}, "change")
 	body := e.openPR("opened", pr{number: 2, sha: sha})
@@ -353,7 +353,7 @@ func TestServeE2EForkGated(t *testing.T) {
 // cancels that run; its checks complete cancelled, "superseded by <sha>",
 // and the new head's run goes on.
 func TestServeE2ESupersede(t *testing.T) {
-	gate := t.TempDir() + "/gate"
+	gate := newGate(t)
 	e := newE2E(t, e2eOptions{files: map[string]string{"main.go": mainGo, ".kilroy/ci.dot": ciDOT(gatedVet(gate))}})
 	old := e.repo.Commit(t, "feature-5", map[string]string{"README.md": "one\n"}, "one")
 	e.deliver("pull_request", e.openPR("opened", pr{number: 5, sha: old}))
@@ -593,7 +593,7 @@ func TestServeE2EGitHubFaults(t *testing.T) {
 // resumes it from its checkpoint and completes its checks (adopted, not
 // made again). No check is left queued or in progress.
 func TestServeE2EShutdownResume(t *testing.T) {
-	gate := t.TempDir() + "/gate"
+	gate := newGate(t)
 	e := newE2E(t, e2eOptions{files: map[string]string{"main.go": mainGo, ".kilroy/ci.dot": ciDOT(gatedVet(gate))}})
 	e.cfg.RunDrain = 200 * time.Millisecond
 	e.restart()

@@ -16,14 +16,16 @@ import (
 //
 //	sandbox:
 //	  network: true          # default; false gives nodes only a loopback interface
+//	  read_only: [/srv/tools] # host directories every node sees read-only
 //	  limits:                # per node; defaults in docs/serve.md
 //	    processes: 512
 //	    memory: 3GiB
 //	    file_size: 2GiB
 //	    cpu_time: 2h
 type sandboxPolicy struct {
-	Network *bool         `yaml:"network"`
-	Limits  sandboxLimits `yaml:"limits"`
+	Network  *bool         `yaml:"network"`
+	ReadOnly []string      `yaml:"read_only"`
+	Limits   sandboxLimits `yaml:"limits"`
 }
 
 type sandboxLimits struct {
@@ -36,7 +38,12 @@ type sandboxLimits struct {
 // sandboxConfig turns the policy into the sandbox's Config; hidden are the
 // paths no node may see.
 func (p sandboxPolicy) sandboxConfig(hidden []string, stateDir, pathEnv string) (sandbox.Config, error) {
-	cfg := sandbox.Config{PATH: pathEnv, StateDir: stateDir, Hidden: hidden}
+	cfg := sandbox.Config{PATH: pathEnv, StateDir: stateDir, Hidden: hidden, ReadOnly: p.ReadOnly}
+	for _, d := range p.ReadOnly {
+		if !filepath.IsAbs(d) {
+			return cfg, fmt.Errorf("sandbox.read_only: %q is not an absolute path", d)
+		}
+	}
 	if p.Network != nil {
 		cfg.NoNetwork = !*p.Network
 	}

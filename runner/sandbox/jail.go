@@ -30,6 +30,9 @@ type Config struct {
 	// the data dir, the App key file, the webhook secret file, the server
 	// config, the bot's own git HOME.
 	Hidden []string
+	// ReadOnly are host directories the operator shows every node
+	// read-only (a toolchain outside the system directories, say).
+	ReadOnly []string
 	// StateDir is a directory the bot owns where the sandbox keeps the
 	// passwd and group files it shows nodes. Created when missing.
 	StateDir string
@@ -44,6 +47,7 @@ type Sandbox struct {
 	noNetwork      bool
 	limits         Limits
 	hidden         []string
+	readOnly       []string
 	passwd, group  string
 	etcMasks       []string // /etc entries a non-root user could not read
 	cgroups        *cgroupRoot
@@ -70,6 +74,12 @@ func New(cfg Config) (*Sandbox, error) {
 			return nil, fmt.Errorf("sandbox: hidden path %q is not absolute", h)
 		}
 		s.hidden = append(s.hidden, canonical(h))
+	}
+	for _, d := range cfg.ReadOnly {
+		if !filepath.IsAbs(d) {
+			return nil, fmt.Errorf("sandbox: read-only path %q is not absolute", d)
+		}
+		s.readOnly = append(s.readOnly, filepath.Clean(d))
 	}
 	if cfg.StateDir == "" {
 		return nil, errors.New("sandbox: Config.StateDir is required (a directory the bot owns)")
@@ -262,7 +272,7 @@ func NodeJail(s *Sandbox, host map[string]string, workspace, stageDir, managedRo
 		return nil
 	}
 	trusted := NodeEnv(EnvSpec{Host: host})
-	j := &Jail{Sandbox: s, Workspace: workspace}
+	j := &Jail{Sandbox: s, Workspace: workspace, ReadOnly: s.readOnly}
 	for _, d := range []string{stageDir, managedRoots} {
 		if d != "" {
 			j.Writable = append(j.Writable, d)
