@@ -101,6 +101,11 @@ type e2eOptions struct {
 	files map[string]string
 	// policy is the server policy file's content; "" for none.
 	policy string
+	// keyInDataDir keeps the App's key file in the data dir, where the
+	// worktrees are too, instead of a directory of its own.
+	keyInDataDir bool
+	// env is serve's own environment besides its settings.
+	env map[string]string
 }
 
 // newE2E seeds the fake GitHub and starts serve on it.
@@ -130,9 +135,19 @@ func newE2E(t *testing.T, o e2eOptions) *e2e {
 		t.Fatal(err)
 	}
 	args = append(args, "--config", p)
+	keyFile := gh.PrivateKeyFile(t)
+	if o.keyInDataDir {
+		keyFile = filepath.Join(dir, "data", "app.private-key.pem")
+		if err := os.MkdirAll(filepath.Dir(keyFile), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(keyFile, gh.PrivateKeyPEM(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cfg, err := loadServeConfig(args, envOf(map[string]string{
 		"KILROY_APP_ID":           fmt.Sprint(gh.AppID()),
-		"KILROY_PRIVATE_KEY_FILE": gh.PrivateKeyFile(t),
+		"KILROY_PRIVATE_KEY_FILE": keyFile,
 		"KILROY_WEBHOOK_SECRET":   string(e.secret),
 	}))
 	if err != nil {
