@@ -131,3 +131,26 @@ func TestStaleStatusRemovedBeforeRetry(t *testing.T) {
 		t.Errorf("first attempt not archived: %v", err)
 	}
 }
+
+// A verify node's verdict is its command's exit status: a status file may
+// fail it, never pass it, so a process left behind by an earlier node
+// cannot turn a red check green.
+func TestStatusFileCannotPassVerify(t *testing.T) {
+	for _, tc := range []struct {
+		name, cmd  string
+		wantStatus Status
+	}{
+		{"success file, command fails", `echo '{"status":"success"}' > $KILROY_STAGE_STATUS_PATH; exit 1`, StatusFail},
+		{"success fallback file, command fails", `echo '{"outcome":"success"}' > $KILROY_STAGE_STATUS_FALLBACK_PATH; exit 1`, StatusFail},
+		{"fail file, command passes", `echo '{"status":"fail","failure_reason":"found"}' > $KILROY_STAGE_STATUS_PATH`, StatusFail},
+		{"no file, command passes", `true`, StatusSuccess},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHarness(t)
+			got, _ := runOne(t, h, fmt.Sprintf(`v [shape=octagon, command=%q]`, tc.cmd))
+			if got.Status != tc.wantStatus {
+				t.Errorf("status = %s (%s), want %s", got.Status, got.FailureReason, tc.wantStatus)
+			}
+		})
+	}
+}
