@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/ghapp/ghapptest"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
 
 // e2eWait bounds every wait of the end-to-end tests; reaching it fails.
@@ -52,6 +53,28 @@ func ciDOT(vetCmd string) string {
 
 // failingVet prints one finding and fails.
 const failingVet = `printf 'main.go:3:5: something wrong\n'; exit 1`
+
+// sandboxMissing says why the node sandbox cannot work on this machine,
+// or "" when it can.
+var sandboxMissing = sync.OnceValue(func() string {
+	s, err := sandbox.New(sandbox.Config{PATH: os.Getenv("PATH"), StateDir: filepath.Join(os.TempDir(), "kilroy-e2e-sandbox-probe")})
+	if err == nil {
+		err = s.SelfTest(context.Background())
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return ""
+})
+
+// needSandbox skips a test whose pipeline must not run outside the
+// sandbox (a fork bomb, say), saying why the sandbox cannot work here.
+func needSandbox(t *testing.T) {
+	t.Helper()
+	if why := sandboxMissing(); why != "" {
+		t.Skipf("needs the node sandbox: %s", why)
+	}
+}
 
 // gateRoot holds the gate files of the end-to-end tests; every serve
 // under test shows it to nodes read-only (sandbox.read_only), since a
@@ -155,6 +178,10 @@ func newE2E(t *testing.T, o e2eOptions) *e2e {
 	}
 	// A run cut short by a test's end is handed back quickly.
 	cfg.RunDrain = time.Second
+	if why := sandboxMissing(); why != "" {
+		t.Logf("serve runs nodes without the sandbox here (--insecure-no-sandbox): %s", why)
+		cfg.InsecureNoSandbox = true
+	}
 	e.cfg = cfg
 	e.start()
 	t.Cleanup(e.stop)

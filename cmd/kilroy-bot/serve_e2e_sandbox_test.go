@@ -73,6 +73,7 @@ func TestServeE2ESandboxAttacks(t *testing.T) {
 }
 
 func testSandboxAttacks(t *testing.T, fork bool) {
+	needSandbox(t)
 	envCanary := "sk-ant-" + strings.Repeat("Q", 40)
 	t.Setenv("ANTHROPIC_API_KEY", envCanary)
 	t.Setenv("KILROY_TEST_CANARY", "CANARY-ENV-9c1e")
