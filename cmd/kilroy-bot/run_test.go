@@ -313,7 +313,9 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	head := gitT(t, repo, "rev-parse", "HEAD")
 	runDir := filepath.Join(t.TempDir(), "run")
 
-	code, _, stderr := kilroyBot(t, "run", "--repo", repo, "--run-dir", runDir)
+	// --no-sandbox: the killer node kills kilroy-bot itself, which no node
+	// can do inside the sandbox (TestRunSandboxAttacks).
+	code, _, stderr := kilroyBot(t, "run", "--no-sandbox", "--repo", repo, "--run-dir", runDir)
 	if code != -1 {
 		t.Fatalf("first run exited %d, want killed by a signal\nstderr:\n%s", code, stderr)
 	}
@@ -361,7 +363,7 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 		oneDuration = fmt.Sprintf("%.1fs", (time.Duration(oneMS) * time.Millisecond).Seconds())
 	}
 
-	code, stdout, stderr := kilroyBot(t, "resume", runDir)
+	code, stdout, stderr := kilroyBot(t, "resume", "--no-sandbox", runDir)
 	if code != 0 {
 		t.Fatalf("resume exited %d, want 0\nstderr:\n%s\nstdout:\n%s", code, stderr, stdout)
 	}

@@ -179,3 +179,51 @@ func testSandboxAttacks(t *testing.T, fork bool) {
 		t.Errorf("/healthz = %d after the attacks", code)
 	}
 }
+
+// TestRunSandboxAttacks: the same attacks through `kilroy-bot run` on a
+// laptop: nothing of the data dir (other runs, a planted secret) or the
+// bot's environment reaches the run branch, the repository's own .git is
+// not writable, no daemon survives, the verify node stays red.
+func TestRunSandboxAttacks(t *testing.T) {
+	needSandbox(t)
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-"+strings.Repeat("L", 40))
+	dataDir := filepath.Join(t.TempDir(), "data")
+	os.MkdirAll(filepath.Join(dataDir, "runs", "other-run"), 0o755)
+	os.WriteFile(filepath.Join(dataDir, "canary.txt"), []byte("CANARY-DATADIR-51f0"), 0o600)
+	os.WriteFile(filepath.Join(dataDir, "runs", "other-run", "canary-log"), []byte("CANARY-OTHER-RUN-3d2c"), 0o644)
+	daemon := fmt.Sprintf("kilroy-attack-%d-%d", os.Getpid(), time.Now().UnixNano())
+	repo := newRepo(t, map[string]string{".kilroy/ci.dot": attackDOT, "attack.sh": attackScript(dataDir, daemon)})
+	configBefore, _ := os.ReadFile(filepath.Join(repo, ".git", "config"))
+
+	code, stdout, stderr := runCmd("run", "--repo", repo, "--data-dir", dataDir)
+	if code != 1 || !strings.Contains(stdout, "❌ `vet`") {
+		t.Fatalf("run: exit %d, want 1 with vet failed (a forged status file must not pass it)\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if strings.Contains(stderr, "without a sandbox") {
+		t.Fatalf("the run was not sandboxed:\n%s", stderr)
+	}
+	files := runBranchFileList(t, repo)
+	if !strings.Contains(files, "loot/environ.txt") {
+		t.Fatalf("the run branch has no loot: the attack did not run as written:\n%s", files)
+	}
+	branch := gitT(t, repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/kilroy/")
+	for _, f := range strings.Split(files, "\n") {
+		body := gitT(t, repo, "show", branch+":"+f)
+		for _, canary := range []string{"CANARY-DATADIR-51f0", "CANARY-OTHER-RUN-3d2c", "sk-ant-LLLL"} {
+			if strings.Contains(body, canary) {
+				t.Errorf("%s on the run branch holds %q", f, canary)
+			}
+		}
+	}
+	for _, f := range []string{"loot/filter.txt", "loot/memory.txt"} {
+		if strings.Contains(files, f) {
+			t.Errorf("the run branch has %s: the attack it records succeeded", f)
+		}
+	}
+	if after, _ := os.ReadFile(filepath.Join(repo, ".git", "config")); string(after) != string(configBefore) {
+		t.Errorf("the node changed the repository's .git/config:\n%s", after)
+	}
+	if left := processesNamed(daemon); len(left) > 0 {
+		t.Errorf("the node's daemon outlived the run: pids %v", left)
+	}
+}

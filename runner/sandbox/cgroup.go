@@ -126,8 +126,9 @@ func (cg *nodeCgroup) procsFiles() []string {
 	return out
 }
 
-// finish reads what the cgroup counted, kills anything left in it and
-// removes it.
+// finish reads what the cgroup counted and kills anything left in it. The
+// kernel reaps a dead pid namespace asynchronously, so the empty cgroups
+// are removed in the background rather than waited for.
 func (cg *nodeCgroup) finish() cgroupEvents {
 	var ev cgroupEvents
 	if cg == nil {
@@ -136,8 +137,9 @@ func (cg *nodeCgroup) finish() cgroupEvents {
 	for _, d := range cg.dirs {
 		ev.pidsMax += readCounter(filepath.Join(d, "pids.events"), "max")
 		ev.oomKills += readCounter(filepath.Join(d, "memory.oom_control"), "oom_kill")
+		killAll(filepath.Join(d, "cgroup.procs"))
 	}
-	cg.remove()
+	go cg.remove()
 	return ev
 }
 

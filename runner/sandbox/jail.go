@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 )
 
@@ -216,6 +217,13 @@ const cgroupWrapper = `for f do shift; [ "$f" = -- ] && break; echo $$ >"$f" || 
 // bwrap with the namespaces and mounts.
 func (j *Jail) wrap(env []string, dir string, argv []string) ([]string, *nodeCgroup, error) {
 	s := j.Sandbox
+	if filepath.IsAbs(argv[0]) {
+		// The program itself is visible, read-only, wherever it lives (an
+		// operator's agent script, say).
+		jj := *j
+		jj.ReadOnly = append(slices.Clip(j.ReadOnly), argv[0])
+		j = &jj
+	}
 	ms, err := j.plan(env)
 	if err != nil {
 		return nil, nil, err

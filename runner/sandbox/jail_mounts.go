@@ -219,9 +219,29 @@ func order(ms []mount) []mount {
 		if i+1 < len(ms) && ms[i+1].dst == m.dst {
 			continue // a stronger mount of the same path follows
 		}
+		if redundant(out, m) {
+			continue
+		}
 		out = append(out, m)
 	}
 	return out
+}
+
+// redundant reports whether m would show what its nearest mounted ancestor
+// shows already: the same kind of bind of the same tree (/usr/bin under
+// /usr, a module cache under its GOPATH). Every bind costs a start time.
+func redundant(placed []mount, m mount) bool {
+	if m.kind != mROBind && m.kind != mRWBind || m.src != m.dst {
+		return false
+	}
+	for i := len(placed) - 1; i >= 0; i-- {
+		a := placed[i]
+		if a.dst == "/" || !within(m.dst, a.dst) {
+			continue
+		}
+		return a.kind == m.kind && a.src == a.dst
+	}
+	return false
 }
 
 func depth(p string) int {

@@ -1,0 +1,55 @@
+package sandbox
+
+import (
+	"context"
+	"slices"
+	"testing"
+	"time"
+)
+
+// BenchmarkJailStart measures what the sandbox adds to starting a process
+// (/bin/true): plain and jailed starts alternate within one run, so load
+// on the machine hits both alike, and the benchmark reports the median of
+// each and the median overhead per start (target: at most 5 ms).
+//
+//	go test -run '^$' -bench JailStart -benchtime 200x ./runner/sandbox/
+func BenchmarkJailStart(b *testing.B) {
+	s, err := New(Config{PATH: HostEnv()["PATH"], StateDir: b.TempDir()})
+	if err == nil {
+		err = s.SelfTest(context.Background())
+	}
+	if err != nil {
+		b.Skipf("sandbox unavailable: %v", err)
+	}
+	ws := b.TempDir()
+	env := NodeEnv(EnvSpec{Host: map[string]string{"PATH": HostEnv()["PATH"], "HOME": HostEnv()["HOME"]}})
+	start := func(j *Jail) time.Duration {
+		t0 := time.Now()
+		res, err := Run(context.Background(), Cmd{Argv: []string{"true"}, Dir: ws, Env: env, Jail: j})
+		if err != nil || res.ExitCode != 0 {
+			b.Fatalf("run: %v (exit %d)", err, res.ExitCode)
+		}
+		return time.Since(t0)
+	}
+	jail := NodeJail(s, HostEnv(), ws, b.TempDir(), b.TempDir())
+	var plain, jailed, diff []time.Duration
+	b.ResetTimer()
+	for b.Loop() {
+		p := start(nil)
+		j := start(jail)
+		plain, jailed, diff = append(plain, p), append(jailed, j), append(diff, j-p)
+	}
+	b.StopTimer()
+	b.ReportMetric(ms(median(plain)), "plain-ms")
+	b.ReportMetric(ms(median(jailed)), "jailed-ms")
+	b.ReportMetric(ms(median(diff)), "overhead-ms")
+	b.ReportMetric(float64(median(jailed))/float64(median(plain)), "ratio")
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
