@@ -160,3 +160,19 @@ func processesNamed(token string) []int {
 	}
 	return out
 }
+
+// TestServeE2EGracefulStopKillsNodes: stopping serve while a node runs
+// leaves no process of that node behind (the run is handed back to be
+// resumed at the next start).
+func TestServeE2EGracefulStopKillsNodes(t *testing.T) {
+	token := fmt.Sprintf("kilroy-hold-%d-%d", os.Getpid(), time.Now().UnixNano())
+	e := newE2E(t, e2eOptions{files: map[string]string{"main.go": mainGo, ".kilroy/ci.dot": holdDOT(token)}})
+	sha := e.repo.Commit(t, "feature-22", map[string]string{"README.md": "change\n"}, "change")
+	e.deliver("pull_request", e.openPR("opened", pr{number: 22, sha: sha}))
+	h := e.waitHolding(sha, token, 1)
+	e.stop()
+	assertProcessGone(t, h.pid)
+	if left := processesNamed(token); len(left) > 0 {
+		t.Errorf("node processes outlived serve: %v", left)
+	}
+}
