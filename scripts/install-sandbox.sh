@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Installs what the node sandbox needs (bubblewrap; prlimit comes with
-# util-linux) from the distribution's packages, when missing. Used by
+# Installs what the node sandbox needs (bubblewrap) from the distribution's
+# packages, when missing. Used by
 # .ci/run; operators install the same packages (docs/serve.md, Sandbox).
 set -euo pipefail
-if command -v bwrap >/dev/null && command -v prlimit >/dev/null; then
+if command -v bwrap >/dev/null; then
   exit 0
 fi
 sudo=""
@@ -14,11 +14,11 @@ fi
 if command -v apt-get >/dev/null; then
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq >/dev/null
-  $sudo apt-get install -y -qq bubblewrap util-linux >/dev/null
+  $sudo apt-get install -y -qq bubblewrap >/dev/null
 elif command -v dnf >/dev/null; then
-  $sudo dnf install -y -q bubblewrap util-linux
+  $sudo dnf install -y -q bubblewrap
 elif command -v apk >/dev/null; then
-  $sudo apk add -q bubblewrap util-linux
+  $sudo apk add -q bubblewrap
 else
   echo "install-sandbox: no known package manager: install bubblewrap yourself" >&2
   exit 1

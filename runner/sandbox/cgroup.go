@@ -113,17 +113,18 @@ func (r *cgroupRoot) create(l Limits) (*nodeCgroup, error) {
 	return cg, nil
 }
 
-// procsFiles are the files the wrapper writes its pid to before it
-// executes the sandbox, so every process of the node starts inside.
-func (cg *nodeCgroup) procsFiles() []string {
+// join moves process pid into the node's cgroups; the processes it starts
+// after are born inside.
+func (cg *nodeCgroup) join(pid int) error {
 	if cg == nil {
 		return nil
 	}
-	out := make([]string, len(cg.dirs))
-	for i, d := range cg.dirs {
-		out[i] = filepath.Join(d, "cgroup.procs")
+	for _, d := range cg.dirs {
+		if err := os.WriteFile(filepath.Join(d, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644); err != nil {
+			return fmt.Errorf("sandbox: join cgroup: %w", err)
+		}
 	}
-	return out
+	return nil
 }
 
 // finish reads what the cgroup counted and kills anything left in it. The

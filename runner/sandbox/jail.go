@@ -19,9 +19,9 @@ const (
 // Config is the server-wide sandbox policy, read once at the composition
 // root. The zero value is the documented default: network on, DefaultLimits.
 type Config struct {
-	// Bwrap and Prlimit are the programs; empty means looked up in PATH.
-	Bwrap, Prlimit string
-	// PATH is where they are looked up (the host's PATH).
+	// Bwrap is bubblewrap's program; empty means bwrap looked up in PATH.
+	Bwrap string
+	// PATH is where it is looked up (the host's PATH).
 	PATH string
 	// NoNetwork gives every node a network namespace of its own with only a
 	// loopback interface.
@@ -44,14 +44,14 @@ type Config struct {
 // mount namespace built by Jail, resource limits, and every process killed
 // when the node's main process ends. It is safe for concurrent use.
 type Sandbox struct {
-	bwrap, prlimit string
-	noNetwork      bool
-	limits         Limits
-	hidden         []string
-	readOnly       []string
-	passwd, group  string
-	etcMasks       []string // /etc entries a non-root user could not read
-	cgroups        *cgroupRoot
+	bwrap         string
+	noNetwork     bool
+	limits        Limits
+	hidden        []string
+	readOnly      []string
+	passwd, group string
+	etcMasks      []string // /etc entries a non-root user could not read
+	cgroups       *cgroupRoot
 }
 
 // New prepares a Sandbox; it does not check that namespaces work (see
@@ -61,10 +61,6 @@ func New(cfg Config) (*Sandbox, error) {
 	var err error
 	if s.bwrap, err = findTool(cfg.Bwrap, "bwrap", cfg.PATH,
 		"install bubblewrap (Debian and Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"); err != nil {
-		return nil, err
-	}
-	if s.prlimit, err = findTool(cfg.Prlimit, "prlimit", cfg.PATH,
-		"install util-linux (it ships prlimit)"); err != nil {
 		return nil, err
 	}
 	for _, h := range cfg.Hidden {
@@ -207,15 +203,12 @@ func canonical(p string) string {
 	return p
 }
 
-// cgroupWrapper joins the node's cgroups before anything of the node runs:
-// it writes its own pid to each cgroup.procs named before "--", then
-// executes the rest.
-const cgroupWrapper = `for f do shift; [ "$f" = -- ] && break; echo $$ >"$f" || exit 125; done; exec "$@"`
-
-// wrap turns argv into the command that runs it jailed: the cgroup
-// wrapper (when the bot may create cgroups), prlimit with the limits, and
-// bwrap with the namespaces and mounts.
-func (j *Jail) wrap(env []string, dir string, argv []string) ([]string, *nodeCgroup, error) {
+// wrap turns argv into the bwrap command that runs it jailed. bwrap
+// blocks its sandbox on a pipe (--block-fd) until start has set the limits
+// and cgroups on the sandbox's first process, whose pid it reports on
+// another (--info-fd): nothing of the node runs before that, and no
+// helper program is started on the way.
+func (j *Jail) wrap(env []string, dir string, argv []string) ([]string, *jailStart, error) {
 	s := j.Sandbox
 	if filepath.IsAbs(argv[0]) {
 		// The program itself is visible, read-only, wherever it lives (an
@@ -228,24 +221,17 @@ func (j *Jail) wrap(env []string, dir string, argv []string) ([]string, *nodeCgr
 	if err != nil {
 		return nil, nil, err
 	}
-	cg, err := s.cgroups.create(s.limits)
+	js, err := newJailStart(s)
 	if err != nil {
 		return nil, nil, err
 	}
-	var out []string
-	if procs := cg.procsFiles(); len(procs) > 0 {
-		out = append(append([]string{"/bin/sh", "-c", cgroupWrapper, "sh"}, procs...), "--")
-	}
-	out = append(out, s.prlimit)
-	out = append(out, s.limits.prlimitArgs()...)
-	out = append(out, "--", s.bwrap)
-	out = append(out, s.namespaceArgs()...)
+	out := append([]string{s.bwrap}, s.namespaceArgs()...)
 	out = append(out, args(ms)...)
 	if dir != "" {
 		out = append(out, "--chdir", dir)
 	}
-	out = append(out, "--")
-	return append(out, argv...), cg, nil
+	out = append(out, "--block-fd", "3", "--info-fd", "4", "--")
+	return append(out, argv...), js, nil
 }
 
 // namespaceArgs are bwrap's options besides the mounts: every namespace

@@ -64,7 +64,7 @@ func (j *Jail) plan(env []string) ([]mount, error) {
 	}
 	ms = append(ms, mount{kind: mROBind, src: s.passwd, dst: "/etc/passwd"},
 		mount{kind: mROBind, src: s.group, dst: "/etc/group"},
-		mount{kind: mTmpfs, dst: "/tmp"}, mount{kind: mTmpfs, dst: "/var/tmp"})
+		mount{kind: mTmpfs, dst: "/tmp"}, mount{kind: mSymlink, src: "/tmp", dst: "/var/tmp"})
 	if home, ok := Lookup(env, "HOME"); ok && filepath.IsAbs(home) && home != "/" {
 		ms = append(ms, mount{kind: mTmpfs, dst: canonical(home)})
 	}
@@ -231,7 +231,7 @@ func order(ms []mount) []mount {
 // shows already: the same kind of bind of the same tree (/usr/bin under
 // /usr, a module cache under its GOPATH). Every bind costs a start time.
 func redundant(placed []mount, m mount) bool {
-	if m.kind != mROBind && m.kind != mRWBind || m.src != m.dst {
+	if m.kind != mROBind && m.kind != mRWBind && m.kind != mROGit || m.src != m.dst {
 		return false
 	}
 	for i := len(placed) - 1; i >= 0; i-- {

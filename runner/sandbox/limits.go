@@ -2,10 +2,10 @@ package sandbox
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 )
 
 const oNoFollow = syscall.O_NOFOLLOW
@@ -51,24 +51,34 @@ func (l Limits) withDefaults() Limits {
 	return l
 }
 
-// prlimitArgs are the options of prlimit(1) that set the limits on the
-// process it then executes (bwrap), which every node process inherits.
-func (l Limits) prlimitArgs() []string {
-	a := []string{"--core=0"}
-	if l.Processes > 0 {
-		a = append(a, "--nproc="+strconv.Itoa(l.Processes))
+// set applies the limits to process pid; the processes it starts after
+// inherit them.
+func (l Limits) set(pid int) error {
+	for _, r := range []struct {
+		resource int
+		value    int64
+	}{
+		{syscall.RLIMIT_CORE, 0},
+		{rlimitNPROC, int64(l.Processes)},
+		{syscall.RLIMIT_DATA, l.MemoryBytes},
+		{syscall.RLIMIT_FSIZE, l.FileSizeBytes},
+		{syscall.RLIMIT_CPU, int64(l.CPUTime / time.Second)},
+	} {
+		if r.value < 0 {
+			continue // unlimited: inherited as it is
+		}
+		lim := syscall.Rlimit{Cur: uint64(r.value), Max: uint64(r.value)}
+		_, _, errno := syscall.RawSyscall6(syscall.SYS_PRLIMIT64, uintptr(pid), uintptr(r.resource),
+			uintptr(unsafe.Pointer(&lim)), 0, 0, 0)
+		if errno != 0 {
+			return fmt.Errorf("sandbox: set limit %d of process %d: %w", r.resource, pid, errno)
+		}
 	}
-	if l.MemoryBytes > 0 {
-		a = append(a, "--data="+strconv.FormatInt(l.MemoryBytes, 10))
-	}
-	if l.FileSizeBytes > 0 {
-		a = append(a, "--fsize="+strconv.FormatInt(l.FileSizeBytes, 10))
-	}
-	if l.CPUTime > 0 {
-		a = append(a, "--cpu="+strconv.FormatInt(int64(l.CPUTime/time.Second), 10))
-	}
-	return a
+	return nil
 }
+
+// rlimitNPROC is RLIMIT_NPROC, which package syscall does not name.
+const rlimitNPROC = 6
 
 // explain names the limit a failed node most likely hit, or "". The
 // kernel says so for CPU time and file size (the signal); a cgroup counts

@@ -102,14 +102,17 @@ func run(ctx context.Context, c Cmd, path string) (res Result, err error) {
 	waitDelay := orDefault(c.WaitDelay, DefaultWaitDelay)
 	argv := slices.Clone(c.Argv)
 	argv[0] = path
-	var cg *nodeCgroup
+	var js *jailStart
 	if c.Jail != nil {
-		if argv, cg, err = c.Jail.wrap(c.Env, c.Dir, argv); err != nil {
+		if len(c.Files) > 0 {
+			return res, errors.New("sandbox: a jailed process takes no extra files")
+		}
+		if argv, js, err = c.Jail.wrap(c.Env, c.Dir, argv); err != nil {
 			return res, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
 		}
 		lim := c.Jail.Sandbox.limits
 		res.limits = &lim
-		defer func() { res.events = cg.finish() }()
+		defer func() { res.events = js.cg.finish() }()
 	}
 	cmd := exec.Command(argv[0])
 	cmd.Args = argv
@@ -117,6 +120,9 @@ func run(ctx context.Context, c Cmd, path string) (res Result, err error) {
 		cmd.Args[0] = c.Argv[0]
 	}
 	cmd.Dir, cmd.Env, cmd.Stdin, cmd.ExtraFiles = c.Dir, c.Env, c.Stdin, c.Files
+	if js != nil {
+		cmd.ExtraFiles = js.childFiles()
+	}
 	if cmd.Env == nil {
 		cmd.Env = []string{} // nil would make exec inherit the bot's environment
 	}
@@ -131,10 +137,21 @@ func run(ctx context.Context, c Cmd, path string) (res Result, err error) {
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		out.abort()
+		if js != nil {
+			js.close()
+		}
 		return res, fmt.Errorf("sandbox: start %q: %w", c.Argv[0], err)
 	}
 	out.start()
 	pgid := cmd.Process.Pid // Setpgid makes the child lead a group of its own pid
+	if js != nil {
+		if err := js.release(); err != nil && !errors.Is(err, errNoSandbox) {
+			signalGroup(pgid, syscall.SIGKILL) // nothing of the node may run unlimited
+			cmd.Wait()
+			out.finish(waitDelay, func() {})
+			return res, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
+		}
+	}
 	exited := make(chan struct{})
 	cause := stopGroupOn(ctx, pgid, orDefault(c.KillGrace, DefaultKillGrace), exited)
 	waitErr := cmd.Wait()
