@@ -31,10 +31,34 @@ func main() {
 }
 `
 
-// The ci-go template, copied as the README says, runs end to end: go vet
-// fails on a wrong Printf verb with a finding on its line, and once the
-// verb is right every step passes.
+// The ci-go template, copied as the README says, runs end to end, with and
+// without the node sandbox: go vet fails on a wrong Printf verb with a
+// finding on its line, and once the verb is right every step passes.
 func TestCIGoTemplateRuns(t *testing.T) {
+	for _, jailed := range []bool{false, true} {
+		t.Run(map[bool]string{false: "unjailed", true: "sandbox"}[jailed], func(t *testing.T) {
+			var sb *sandbox.Sandbox
+			if jailed {
+				sb = testSandbox(t)
+			}
+			testCIGoTemplateRuns(t, sb)
+		})
+	}
+}
+
+// testSandbox is a node sandbox, or a skip saying why there is none here.
+func testSandbox(t *testing.T) *sandbox.Sandbox {
+	s, err := sandbox.New(sandbox.Config{PATH: sandbox.HostEnv()["PATH"], StateDir: t.TempDir()})
+	if err == nil {
+		err = s.SelfTest(t.Context())
+	}
+	if err != nil {
+		t.Skipf("no node sandbox here: %v", err)
+	}
+	return s
+}
+
+func testCIGoTemplateRuns(t *testing.T, sb *sandbox.Sandbox) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("go is not on PATH: running the ci-go template needs the go command")
 	}
@@ -69,7 +93,7 @@ func TestCIGoTemplateRuns(t *testing.T) {
 				RepoDir: repo,
 				Graph:   "ci",
 				DataDir: t.TempDir(),
-				Env:     runner.EnvInputs{Host: sandbox.HostEnv()},
+				Env:     runner.EnvInputs{Host: sandbox.HostEnv(), Sandbox: sb},
 			})
 			if err != nil {
 				t.Fatalf("RunLocal: %v", err)
