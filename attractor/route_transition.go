@@ -29,7 +29,7 @@ func (r *run) transition(n *Node, o Outcome) transition {
 	case n.Kind == KindParallel && o.Status != StatusFail:
 		return transition{next: findFanIn(r.p, n.ID), method: ByFanIn}
 	}
-	sel, ok := selectEdge(r.p.Outgoing(n.ID), o, r.condVars(r.main, o))
+	sel, ok := selectEdge(r.p.Outgoing(n.ID), o, r.condVars(r.main, o), r.p.isConditional)
 	if ok && n.Kind != KindParallel {
 		return r.follow(n, o, sel)
 	}
@@ -37,9 +37,24 @@ func (r *run) transition(n *Node, o Outcome) transition {
 		if t := retryTarget(r.p, n); t != "" {
 			return transition{next: t, method: ByRetryTarget}
 		}
-		return transition{stop: stop(n.ID, o.FailureClass, "node %s failed: %s", n.ID, o.FailureReason)}
+		return transition{stop: r.failStop(n, o)}
 	}
 	return transition{stop: r.noEdgeStop(n, o)}
+}
+
+// failStop ends the run after n failed with nowhere to go. A conditional
+// node only passed on the failure of the step before it (last_stage),
+// which the stop is attributed to; a goal gate says it is one.
+func (r *run) failStop(n *Node, o Outcome) *stopError {
+	if n.Kind == KindConditional {
+		if src, ok := r.main.rc.String("last_stage"); ok && src != "" && src != n.ID {
+			return stop(src, o.FailureClass, "node %s failed: %s (conditional %s has no edge for outcome=fail)", src, o.FailureReason, n.ID)
+		}
+	}
+	if n.GoalGate {
+		return stop(n.ID, o.FailureClass, "goal gate %s unsatisfied: node %s failed: %s", n.ID, n.ID, o.FailureReason)
+	}
+	return stop(n.ID, o.FailureClass, "node %s failed: %s", n.ID, o.FailureReason)
 }
 
 // follow takes the selected edge, restarting the loop when it asks to.
