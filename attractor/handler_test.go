@@ -55,14 +55,14 @@ func TestToolHandler(t *testing.T) {
 			node: `t [shape=parallelogram, tool_command="echo compiling; echo 'main.go:3: undefined: x' >&2; exit 3"]`,
 			want: Outcome{Status: StatusFail, FailureClass: ClassDeterministic,
 				FailureReason:  "tool_command exited with status 3: compiling\nmain.go:3: undefined: x",
-				ContextUpdates: map[string]any{"tool.output": "compiling\n", "tool.exit_status": 3}},
+				ContextUpdates: map[string]any{"tool.output": "compiling\n", "tool.exit_status": 3, "tool_stdout": "compiling"}},
 		},
 		{
 			name: "timeout is transient_infra naming the limit",
 			node: `t [shape=parallelogram, timeout="300ms", tool_command="sleep 30"]`,
 			want: Outcome{Status: StatusFail, FailureClass: ClassTransientInfra,
 				FailureReason:  "tool_command timed out after 300ms (node timeout; raise it with timeout=…)",
-				ContextUpdates: map[string]any{"tool.output": "", "tool.exit_status": -1}},
+				ContextUpdates: map[string]any{"tool.output": "", "tool.exit_status": -1, "tool_stdout": ""}},
 		},
 		{
 			name: "missing tool_command",
@@ -73,7 +73,12 @@ func TestToolHandler(t *testing.T) {
 		{
 			name: "success",
 			node: `t [shape=parallelogram, tool_command="printf ok"]`,
-			want: Outcome{Status: StatusSuccess, ContextUpdates: map[string]any{"tool.output": "ok", "tool.exit_status": 0}},
+			want: Outcome{Status: StatusSuccess, ContextUpdates: map[string]any{"tool.output": "ok", "tool.exit_status": 0, "tool_stdout": "ok"}},
+		},
+		{
+			name: "tool_stdout is trimmed, as tracker and Kilroy conditions expect",
+			node: `t [shape=parallelogram, tool_command="echo '  has_findings'"]`,
+			want: Outcome{Status: StatusSuccess, ContextUpdates: map[string]any{"tool.output": "  has_findings\n", "tool.exit_status": 0, "tool_stdout": "has_findings"}},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -56,6 +56,9 @@ func selectEdge(edges []*Edge, o Outcome, vars CondVars, isConditional func(id s
 			matched = append(matched, e)
 		}
 	}
+	if o.Status.Custom() {
+		return selectCustom(matched, unconditional, o.Status)
+	}
 	if len(matched) > 0 {
 		return selection{bestEdge(matched), ByCondition}, true
 	}
@@ -87,6 +90,29 @@ func selectEdge(edges []*Edge, o Outcome, vars CondVars, isConditional func(id s
 	}
 	best := bestEdge(unconditional)
 	return selection{best, weightOrLexical(unconditional, best)}, true
+}
+
+// selectCustom routes a custom outcome: only a condition that names it
+// (outcome=VALUE) or an edge labelled with it may carry it; anything else
+// (an unconditional edge, outcome!=fail) was written for other outcomes.
+func selectCustom(matched, unconditional []*Edge, st Status) (selection, bool) {
+	matched = slices.DeleteFunc(matched, func(e *Edge) bool { return !e.Condition.Names(st) })
+	if len(matched) > 0 {
+		return selection{bestEdge(matched), ByCondition}, true
+	}
+	for _, e := range unconditional {
+		if labelNames(e.Label, st) {
+			return selection{e, ByPreferredLabel}, true
+		}
+	}
+	return selection{}, false
+}
+
+// labelNames reports whether an edge label names outcome st: "needs_dod",
+// "Needs DoD" and "[N] needs dod" all do.
+func labelNames(label string, st Status) bool {
+	l := normalizeEdgeLabel(label)
+	return l != "" && strings.ReplaceAll(l, " ", "_") == string(st)
 }
 
 // isConditional reports whether id names a conditional (diamond) node.

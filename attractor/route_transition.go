@@ -112,6 +112,9 @@ func (r *run) cycleStop(n *Node, o Outcome) *stopError {
 // noEdgeStop explains why a node that did not fail has nowhere to go.
 func (r *run) noEdgeStop(n *Node, o Outcome) *stopError {
 	edges := r.p.Outgoing(n.ID)
+	if o.Status.Custom() {
+		return customStop(n, o.Status, edges)
+	}
 	if len(edges) == 0 {
 		return stop(n.ID, ClassStructural,
 			"node %s finished with outcome %s but has no outgoing edge; only exit nodes (shape=Msquare) may end a run", n.ID, o.Status)
@@ -125,6 +128,24 @@ func (r *run) noEdgeStop(n *Node, o Outcome) *stopError {
 	return stop(n.ID, ClassStructural,
 		"node %s finished with outcome %s and no outgoing edge matches (conditions: %s); add an unconditional edge or a condition for this outcome",
 		n.ID, o.Status, strings.Join(conds, ", "))
+}
+
+// customStop explains a custom outcome no edge names.
+func customStop(n *Node, st Status, edges []*Edge) *stopError {
+	could := make([]string, 0, len(edges))
+	for _, e := range edges {
+		if e.Condition != nil {
+			could = append(could, fmt.Sprintf("%s -> %s [%s]", e.From, e.To, e.Condition.Source))
+		} else {
+			could = append(could, fmt.Sprintf("%s -> %s (unconditional)", e.From, e.To))
+		}
+	}
+	if len(could) == 0 {
+		could = append(could, "none")
+	}
+	return stop(n.ID, ClassStructural,
+		"node %s finished with custom outcome %q and no edge names it (edges: %s); a custom outcome routes only through condition=\"outcome=%s\" or an edge labelled %s",
+		n.ID, string(st), strings.Join(could, ", "), st, st)
 }
 
 // condVars is what edge conditions see after a node on ln finished with o.
