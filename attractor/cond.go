@@ -164,13 +164,13 @@ func checkKey(k span) error {
 	case strings.ContainsAny(k.text, "<>!"):
 		return condErr(k.off, "only = and != compare values", "unsupported operator in %q", k.text)
 	}
-	fix := "use outcome, preferred_label or context.KEY"
 	if s := suggest(k.text, []string{"outcome", "preferred_label"}); s != "" {
-		fix = fmt.Sprintf("did you mean %q?", s)
-	} else if isPath(k.text) {
-		fix = fmt.Sprintf("write context.%s to read the run context", k.text)
+		return condErr(k.off, fmt.Sprintf("did you mean %q?", s), "unknown key %q in condition", k.text)
 	}
-	return condErr(k.off, fix, "unknown key %q in condition", k.text)
+	if isPath(k.text) {
+		return nil // an unqualified context key; Load warns (condition_context_key)
+	}
+	return condErr(k.off, "use outcome, preferred_label or context.KEY", "unknown key %q in condition", k.text)
 }
 
 // isPath reports whether s is Identifier ('.' Identifier)*.

@@ -35,6 +35,7 @@ func TestParseCondition(t *testing.T) {
 		{"context.loop_state!=exhausted&&context.a.b=1", []Clause{
 			{"context.loop_state", OpNe, "exhausted"}, {"context.a.b", OpEq, "1"}}},
 		{"context.flag", []Clause{{"context.flag", OpTruthy, ""}}},
+		{"tests_passed=true", []Clause{{"tests_passed", OpEq, "true"}}},
 		{`context.x=""`, []Clause{{"context.x", OpEq, ""}}},
 		{"context.v=1.2.3-rc:1", []Clause{{"context.v", OpEq, "1.2.3-rc:1"}}},
 	}
@@ -71,7 +72,7 @@ func TestParseConditionErrors(t *testing.T) {
 		{"outcome=success &&", 18, "remove the extra && or add a clause"},
 		{"outcome=success || outcome=fail", 16, "conditions have no OR: use one edge per alternative"},
 		{"outcom=success", 0, `did you mean "outcome"?`},
-		{"tests_passed=true", 0, "write context.tests_passed to read the run context"},
+		{"tests-passed=true", 0, "use outcome, preferred_label or context.KEY"},
 		{`outcome="needs dod"`, 8, "outcome is one of success, partial_success, retry, fail, skipped, or a custom outcome spelled as an identifier such as needs_fix"},
 		{`outcome="faild!"`, 8, `did you mean "fail"?`},
 		{"success", 0, "write outcome=success"},

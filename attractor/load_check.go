@@ -3,6 +3,7 @@ package attractor
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor/dot"
 )
@@ -34,6 +35,28 @@ func (b *builder) condition(v dot.Value) {
 		return
 	}
 	b.conds[v.Pos] = c
+	for _, cl := range c.Clauses {
+		b.conditionClause(v, cl)
+	}
+}
+
+// conditionClause warns about a clause that parses but may not say what
+// its author meant: an unqualified context key, or a custom outcome that
+// looks like a misspelt status.
+func (b *builder) conditionClause(v dot.Value, cl Clause) {
+	at := func(s string) dot.Pos { return posIn(v, max(strings.Index(v.Text, s), 0)) }
+	switch {
+	case cl.Key != "outcome" && cl.Key != "preferred_label" && !strings.HasPrefix(cl.Key, "context."):
+		b.r.at(RuleConditionContextKey, at(cl.Key),
+			fmt.Sprintf("condition key %q is read from the run context, as context.%s", cl.Key, cl.Key),
+			fmt.Sprintf("write context.%s", cl.Key))
+	case cl.Key == "outcome" && Status(cl.Value).Custom():
+		if s := suggest(cl.Value, outcomeSpellings()); s != "" {
+			b.r.at(RuleOutcomeCustom, at(cl.Value),
+				fmt.Sprintf("outcome %q is not a status: it is read as a custom outcome, which only a status file writes", cl.Value),
+				fmt.Sprintf("did you mean %q?", s))
+		}
+	}
 }
 
 // stylesheet parses the graph's model_stylesheet and places its rules in

@@ -12,6 +12,8 @@ const (
 	RuleEdgeTargetExists     = "edge_target_exists"
 	RuleReachability         = "reachability"
 	RuleConditionSyntax      = "condition_syntax"
+	RuleConditionContextKey  = "condition_context_key"
+	RuleOutcomeCustom        = "outcome_custom"
 	RuleStylesheetSyntax     = "stylesheet_syntax"
 	RuleShapeKnown           = "shape_known"
 	RuleTypeKnown            = "type_known"
@@ -48,6 +50,8 @@ func Rules() []RuleInfo {
 		{RuleEdgeTargetExists, SeverityError, "both ends of every edge are declared nodes"},
 		{RuleReachability, SeverityWarning, "every node is reachable from the start node"},
 		{RuleConditionSyntax, SeverityError, "edge conditions parse"},
+		{RuleConditionContextKey, SeverityWarning, "context keys in conditions are written context.KEY"},
+		{RuleOutcomeCustom, SeverityWarning, "a custom outcome in a condition is not a misspelt status"},
 		{RuleStylesheetSyntax, SeverityError, "model_stylesheet parses"},
 		{RuleShapeKnown, SeverityError, "node shapes map to a handler"},
 		{RuleTypeKnown, SeverityWarning, "node types name a registered handler"},
