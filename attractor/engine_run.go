@@ -88,6 +88,7 @@ func (r *run) seedContext() {
 		r.main.rc.Set("graph."+k, a.Value.Text)
 	}
 	r.main.rc.Set("graph.goal", r.p.Goal)
+	r.main.rc.Set(restartCountKey, 0)
 }
 
 // loop runs nodes until the run ends.

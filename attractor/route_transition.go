@@ -58,42 +58,47 @@ func (r *run) failStop(n *Node, o Outcome) *stopError {
 }
 
 // follow takes the selected edge, restarting the loop when it asks to.
+// A loop restart is taken after whatever outcome selected the edge; the
+// failure-signature counters survive it, so a deterministic failure that
+// loops through restarts still meets failure_signature_limit, and
+// max_restarts bounds the rest.
 func (r *run) follow(n *Node, o Outcome, sel selection) transition {
 	tr := transition{next: sel.edge.To, method: sel.method, edge: sel.edge}
 	if !sel.edge.LoopRestart {
 		return tr
 	}
-	if o.Status != StatusFail || o.FailureClass != ClassTransientInfra {
-		what := string(o.Status)
-		if o.Status == StatusFail {
-			what = "fail (" + string(o.FailureClass) + ")"
-		}
-		return transition{stop: stop(n.ID, ClassStructural,
-			"loop_restart edge %s -> %s refused: node %s finished with %s, and a loop restart is only taken for transient_infra failures; "+
-				"guard the edge with condition=\"outcome=fail && context.failure_class=transient_infra\"",
-			n.ID, sel.edge.To, n.ID, what)}
-	}
 	if r.st.Restarts >= r.settings.maxRestarts {
+		last := "outcome " + string(o.Status)
+		if o.FailureReason != "" {
+			last += ": " + o.FailureReason
+		}
 		return transition{stop: stop(n.ID, ClassBudgetExhausted,
-			"loop restarted %d times, the max_restarts limit; last failure at %s: %s", r.st.Restarts, n.ID, o.FailureReason)}
+			"loop restarted %d times, the max_restarts limit; last restart edge %s -> %s after %s", r.st.Restarts, n.ID, sel.edge.To, last)}
 	}
 	r.restartLoop()
 	tr.restart = true
 	return tr
 }
 
-// restartLoop gives the run fresh counters and a fresh context that keeps
-// only the graph mirror and loop_restart_persist_keys.
+// restartCountKey counts the loop restarts of a run in its context, the
+// key Kilroy and tracker pipelines test (context.internal.loop_restart_count=0).
+const restartCountKey = "internal.loop_restart_count"
+
+// restartLoop gives the run fresh retry and visit counters, goal gates
+// and a fresh context that keeps only the graph mirror,
+// loop_restart_persist_keys and the restart count. Failure-signature
+// counters are kept: they are what stops a deterministic cycle.
 func (r *run) restartLoop() {
 	st := r.st
 	st.Restarts++
-	st.Retries, st.Visits, st.Signatures = map[string]int{}, map[string]int{}, map[string]int{}
+	st.Retries, st.Visits = map[string]int{}, map[string]int{}
 	st.GoalGates = nil
 	for _, k := range r.main.rc.Keys() {
 		if !strings.HasPrefix(k, "graph.") && !r.settings.persists(k) {
 			delete(st.Context, k)
 		}
 	}
+	r.main.rc.Set(restartCountKey, st.Restarts)
 }
 
 func (r *run) signatureLimit() int {

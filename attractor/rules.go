@@ -62,7 +62,7 @@ func Rules() []RuleInfo {
 		{RuleGoalGateHasRetry, SeverityWarning, "goal gates have somewhere to retry"},
 		{RulePromptOnLLMNodes, SeverityWarning, "codergen nodes have a prompt or label"},
 		{RulePromptOnConditional, SeverityWarning, "conditional nodes have no prompt"},
-		{RuleFailLoopGuard, SeverityWarning, "fail loops are guarded on context.failure_class"},
+		{RuleFailLoopGuard, SeverityWarning, "a failure loop has a bound besides run_timeout"},
 		{RuleFailPathMissing, SeverityWarning, "a failed outcome has somewhere to go"},
 		{RuleDurationUnrenderable, SeverityInfo, "durations are quoted so Graphviz can render the file"},
 		{RuleFidelityValid, SeverityWarning, "fidelity modes are known"},
