@@ -2,6 +2,7 @@ package attractor
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -78,7 +79,7 @@ func checkValue(key string, v dot.Value) *typeError {
 			return &typeError{fmt.Sprintf("%s must be true or false, not %q", key, s), fmt.Sprintf("write %s=true", key)}
 		}
 	case typeDuration:
-		if _, err := ParseDuration(s); err != nil {
+		if _, err := attrDuration(s); err != nil {
 			return &typeError{fmt.Sprintf("%s must be a duration, not %q", key, s), durationFix}
 		}
 	case typeJoinPolicy:
@@ -87,6 +88,23 @@ func checkValue(key string, v dot.Value) *typeError {
 		}
 	}
 	return nil
+}
+
+// attrDuration reads a duration attribute: an Attractor duration, or a
+// bare whole number of seconds as Kilroy reads timeout=600 (which
+// duration_unit warns about).
+func attrDuration(s string) (time.Duration, error) {
+	if n, ok := bareSeconds(s); ok {
+		return time.Duration(n) * time.Second, nil
+	}
+	return ParseDuration(s)
+}
+
+// bareSeconds reports whether s is a whole number other than 0, and its
+// value.
+func bareSeconds(s string) (int64, bool) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil && n > 0 && n <= math.MaxInt64/int64(time.Second) && isDigit(s[0])
 }
 
 // parseBool accepts true and false in any case. 1/0 and yes/no are
@@ -139,7 +157,7 @@ func (a Attrs) boolOr(key string, def bool) bool {
 
 func (a Attrs) durOr(key string, def time.Duration) time.Duration {
 	if v, ok := a[key]; ok {
-		if d, err := ParseDuration(v.Value.Text); err == nil {
+		if d, err := attrDuration(v.Value.Text); err == nil {
 			return d
 		}
 	}

@@ -8,11 +8,16 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/attractor/dot"
 )
 
-// check looks at attributes as written, once each: typed values, bare
-// durations and conditions. Conditions are parsed here, once, and shared
-// by every edge the statement or default reaches.
-func (b *builder) check(attrs []dot.Attr) {
+// check looks at attributes as written, once each: names, typed values,
+// bare durations and conditions. Conditions are parsed here, once, and
+// shared by every edge the statement or default reaches. It returns the
+// attributes with other engines' spellings renamed to ours.
+func (b *builder) check(w attrWhere, attrs []dot.Attr) []dot.Attr {
 	for _, a := range attrs {
+		b.checkAttrKey(w, a)
+		if f, ok := b.names.foreign[a.Key]; ok && f.ours != "" {
+			a.Key = f.ours // typed as ours
+		}
 		if te := checkValue(a.Key, a.Value); te != nil {
 			b.r.at(RuleAttrType, a.Value.Pos, te.msg, te.fix)
 		}
@@ -21,10 +26,16 @@ func (b *builder) check(attrs []dot.Attr) {
 				fmt.Sprintf("bare duration %s: Graphviz cannot read this file to draw it", a.Value.Raw),
 				fmt.Sprintf("quote it: %s=%q", a.Key, a.Value.Text))
 		}
+		if _, ok := bareSeconds(a.Value.Text); ok && attrTypeOf(a.Key) == typeDuration {
+			b.r.at(RuleDurationUnit, a.Value.Pos,
+				fmt.Sprintf("%s=%s has no unit: read as %ss (seconds, as Kilroy reads it)", a.Key, a.Value.Raw, a.Value.Text),
+				fmt.Sprintf("write %s=\"%ss\"", a.Key, a.Value.Text))
+		}
 		if a.Key == "condition" {
 			b.condition(a.Value)
 		}
 	}
+	return b.names.canonical(attrs)
 }
 
 func (b *builder) condition(v dot.Value) {

@@ -155,10 +155,11 @@ func TestValidateJSON(t *testing.T) {
 func TestValidateManagerLoop(t *testing.T) {
 	f := writeFiles(t, map[string]string{"ci.dot": strings.Replace(cleanDOT, `implement [prompt="Implement it"]`, `implement [shape=house]`, 1)})["ci.dot"]
 	code, out, _ := runV(f)
-	want := f + `:3:3: error: node "implement": stack.manager_loop (shape=house) is not supported yet; a run would fail at this node [handler_supported]` + "\n" +
+	want := f + `:3:3: error: node "implement": shape=house is the spec's manager loop (stack.manager_loop, §4.11), which kilroy-bot does not run; a run would fail at this node [handler_supported]` + "\n" +
 		"      3 |   implement [shape=house]\n" +
 		"        |   ^\n" +
-		"  fix: model the loop with edges instead: replace implement with the steps it would supervise and a condition edge back to the first of them\n" +
+		`  fix: write the loop with edges: replace implement with the steps it supervises, e.g. work [prompt="...", max_node_visits=5]  (manager.max_cycles); ` +
+		`check [shape=octagon, command="..."]  (the stop condition); work -> check; check -> NEXT [condition="outcome=success"]; check -> work [condition="outcome=fail"]` + "\n" +
 		"1 error, 0 warnings in 1 file\n"
 	if code != 1 || out != want {
 		t.Errorf("exit %d, output:\n%s\nwant exit 1, output:\n%s", code, out, want)
