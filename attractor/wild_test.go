@@ -163,8 +163,8 @@ func TestWildRuns(t *testing.T) {
 			wantReason: "node generate failed: 3 tests failed",
 		},
 		{
-			name: "diamond after start routes success",
-			file: "2389-research__tracker__pipeline__testdata__diamond.dot",
+			name:     "diamond after start routes success",
+			file:     "2389-research__tracker__pipeline__testdata__diamond.dot",
 			wantPath: []string{"start", "check", "pass_path", "done"}, wantStatus: StatusSuccess,
 		},
 		{
@@ -211,4 +211,3 @@ func TestWildRuns(t *testing.T) {
 		})
 	}
 }
-
