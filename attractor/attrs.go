@@ -2,7 +2,6 @@ package attractor
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -103,8 +102,16 @@ func attrDuration(s string) (time.Duration, error) {
 // bareSeconds reports whether s is a whole number other than 0, and its
 // value.
 func bareSeconds(s string) (int64, bool) {
+	if s == "" || len(s) > 12 {
+		return 0, false
+	}
+	for i := range len(s) {
+		if !isDigit(s[i]) {
+			return 0, false // also spares ParseInt's error allocation
+		}
+	}
 	n, err := strconv.ParseInt(s, 10, 64)
-	return n, err == nil && n > 0 && n <= math.MaxInt64/int64(time.Second) && isDigit(s[0])
+	return n, err == nil && n > 0
 }
 
 // parseBool accepts true and false in any case. 1/0 and yes/no are

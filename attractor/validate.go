@@ -40,6 +40,8 @@ type validator struct {
 	r   reporter
 	ids map[string]int // node ID → index in p.Nodes (first declaration)
 	out [][]int        // node index → indices of edges (both ends declared)
+	// comp labels nodes with their strongly connected component (sccs).
+	comp []int
 }
 
 func newValidator(p *Pipeline, cfg loadConfig) *validator {

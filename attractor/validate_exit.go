@@ -2,6 +2,7 @@ package attractor
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -18,9 +19,9 @@ func (v *validator) exitReachable() {
 	}
 	alive := v.reachesExit(exits)
 	entered := v.runnable()
-	comp := v.components()
-	leaves := map[int]bool{} // components with an edge to another one
-	size := map[int]int{}
+	comp := v.sccs()
+	leaves := make([]bool, len(v.p.Nodes)) // components with an edge to another one
+	size := make([]int, len(v.p.Nodes))
 	for i := range v.p.Nodes {
 		size[comp[i]]++
 		for _, ei := range v.out[i] {
@@ -29,7 +30,7 @@ func (v *validator) exitReachable() {
 			}
 		}
 	}
-	reported := map[int]bool{}
+	reported := make([]bool, len(v.p.Nodes))
 	for i, n := range v.p.Nodes {
 		if alive[i] || !entered[i] || v.ids[n.ID] != i || v.hasUndeclaredTarget(n.ID) {
 			continue
@@ -64,11 +65,27 @@ func (v *validator) runnable() []bool {
 
 // reachesExit marks the nodes from which some path leads to an exit.
 func (v *validator) reachesExit(exits []*Node) []bool {
-	in := make([][]int, len(v.p.Nodes))
+	// Reverse adjacency in two flat slices: the sources of the edges into
+	// node w are from[start[w]:start[w+1]].
+	start := make([]int, len(v.p.Nodes)+1)
+	var to []int
 	for i := range v.p.Nodes {
 		for _, ei := range v.out[i] {
-			to := v.ids[v.p.Edges[ei].To]
-			in[to] = append(in[to], i)
+			w := v.ids[v.p.Edges[ei].To]
+			to = append(to, w)
+			start[w+1]++
+		}
+	}
+	for w := range v.p.Nodes {
+		start[w+1] += start[w]
+	}
+	from, next := make([]int, len(to)), slices.Clone(start)
+	k := 0
+	for i := range v.p.Nodes {
+		for range v.out[i] {
+			from[next[to[k]]] = i
+			next[to[k]]++
+			k++
 		}
 	}
 	alive := make([]bool, len(v.p.Nodes))
@@ -82,7 +99,7 @@ func (v *validator) reachesExit(exits []*Node) []bool {
 	for len(queue) > 0 {
 		u := queue[0]
 		queue = queue[1:]
-		for _, w := range in[u] {
+		for _, w := range from[start[u]:start[u+1]] {
 			if !alive[w] {
 				alive[w] = true
 				queue = append(queue, w)

@@ -20,7 +20,7 @@ func (v *validator) failRouting() {
 			continue
 		}
 		if comp == nil {
-			comp = v.components()
+			comp = v.sccs()
 			bounded, failsInto = v.boundedComponents(comp), v.receiveFail()
 		}
 		if !failsInto[v.ids[e.From]] {
@@ -108,6 +108,14 @@ func (v *validator) failPath(n *Node) {
 	v.r.node(RuleFailPathMissing, n, n.Pos,
 		fmt.Sprintf("no edge from %q matches a failed outcome: a failure there ends the run", n.ID),
 		fmt.Sprintf(`add an edge like %s -> FIX_STEP [condition="outcome=fail"], or set retry_target`, n.ID))
+}
+
+// sccs returns the strongly connected components, computed once.
+func (v *validator) sccs() []int {
+	if v.comp == nil {
+		v.comp = v.components()
+	}
+	return v.comp
 }
 
 // components labels each node with its strongly connected component
