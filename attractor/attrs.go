@@ -78,7 +78,7 @@ func checkValue(key string, v dot.Value) *typeError {
 			return &typeError{fmt.Sprintf("%s must be true or false, not %q", key, s), fmt.Sprintf("write %s=true", key)}
 		}
 	case typeDuration:
-		if _, err := ParseDuration(s); err != nil {
+		if _, err := attrDuration(s); err != nil {
 			return &typeError{fmt.Sprintf("%s must be a duration, not %q", key, s), durationFix}
 		}
 	case typeJoinPolicy:
@@ -87,6 +87,31 @@ func checkValue(key string, v dot.Value) *typeError {
 		}
 	}
 	return nil
+}
+
+// attrDuration reads a duration attribute: an Attractor duration, or a
+// bare whole number of seconds as Kilroy reads timeout=600 (which
+// duration_unit warns about).
+func attrDuration(s string) (time.Duration, error) {
+	if n, ok := bareSeconds(s); ok {
+		return time.Duration(n) * time.Second, nil
+	}
+	return ParseDuration(s)
+}
+
+// bareSeconds reports whether s is a whole number other than 0, and its
+// value.
+func bareSeconds(s string) (int64, bool) {
+	if s == "" || len(s) > 12 {
+		return 0, false
+	}
+	for i := range len(s) {
+		if !isDigit(s[i]) {
+			return 0, false // also spares ParseInt's error allocation
+		}
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	return n, err == nil && n > 0
 }
 
 // parseBool accepts true and false in any case. 1/0 and yes/no are
@@ -139,7 +164,7 @@ func (a Attrs) boolOr(key string, def bool) bool {
 
 func (a Attrs) durOr(key string, def time.Duration) time.Duration {
 	if v, ok := a[key]; ok {
-		if d, err := ParseDuration(v.Value.Text); err == nil {
+		if d, err := attrDuration(v.Value.Text); err == nil {
 			return d
 		}
 	}

@@ -93,10 +93,10 @@ func (s *State) recordGoalGate(node string, st Status) {
 }
 
 // unsatisfiedGate returns the first goal gate, in completion order, whose
-// latest outcome is not a success.
+// latest outcome is not a success (a custom outcome counts as one).
 func (s *State) unsatisfiedGate() (GoalGateResult, bool) {
 	for _, g := range s.GoalGates {
-		if g.Status != StatusSuccess && g.Status != StatusPartialSuccess {
+		if !g.Status.Succeeded() {
 			return g, true
 		}
 	}

@@ -164,13 +164,13 @@ func checkKey(k span) error {
 	case strings.ContainsAny(k.text, "<>!"):
 		return condErr(k.off, "only = and != compare values", "unsupported operator in %q", k.text)
 	}
-	fix := "use outcome, preferred_label or context.KEY"
 	if s := suggest(k.text, []string{"outcome", "preferred_label"}); s != "" {
-		fix = fmt.Sprintf("did you mean %q?", s)
-	} else if isPath(k.text) {
-		fix = fmt.Sprintf("write context.%s to read the run context", k.text)
+		return condErr(k.off, fmt.Sprintf("did you mean %q?", s), "unknown key %q in condition", k.text)
 	}
-	return condErr(k.off, fix, "unknown key %q in condition", k.text)
+	if isPath(k.text) {
+		return nil // an unqualified context key; Load warns (condition_context_key)
+	}
+	return condErr(k.off, "use outcome, preferred_label or context.KEY", "unknown key %q in condition", k.text)
 }
 
 // isPath reports whether s is Identifier ('.' Identifier)*.
@@ -197,15 +197,17 @@ func isIdent(s string) bool {
 }
 
 // parseLiteral unquotes a literal; for the outcome key it canonicalises
-// the status so that conditions compare against one spelling.
+// the status so that conditions compare against one spelling. An outcome
+// that is no status but an identifier is a custom outcome, lower-cased as
+// ParseStatus lower-cases what status files write.
 func parseLiteral(lit span, key string) (string, error) {
 	val, err := unquoteLiteral(lit)
 	if err != nil || key != "outcome" {
 		return val, err
 	}
-	st, ok := canonicalOutcome(val)
+	st, ok := ParseStatus(val)
 	if !ok {
-		fix := "outcome is one of success, partial_success, retry, fail, skipped"
+		fix := "outcome is one of success, partial_success, retry, fail, skipped, or a custom outcome spelled as an identifier such as needs_fix"
 		if s := suggest(strings.ToLower(val), outcomeSpellings()); s != "" {
 			fix = fmt.Sprintf("did you mean %q?", s)
 		}
@@ -301,6 +303,19 @@ func (c *Condition) CanMatch(s Status) bool {
 		}
 	}
 	return true
+}
+
+// Names reports whether c has a clause outcome=s.
+func (c *Condition) Names(s Status) bool {
+	if c == nil {
+		return false
+	}
+	for _, cl := range c.Clauses {
+		if cl.Key == "outcome" && cl.Op == OpEq && cl.Value == string(s) {
+			return true
+		}
+	}
+	return false
 }
 
 // HasKey reports whether any clause tests key.

@@ -36,7 +36,9 @@ func (r *run) attempts(ctx context.Context, ln *lane, n *Node, h Handler, visit 
 		if err != nil {
 			return Outcome{}, err
 		}
-		retry := shouldRetry(o) && ctx.Err() == nil
+		// A conditional node's outcome is its predecessor's: running it
+		// again would give the same answer.
+		retry := shouldRetry(o) && ctx.Err() == nil && n.Kind != KindConditional
 		final := !retry || attempt > n.MaxRetries
 		if retry && final {
 			o = exhausted(n, o, attempt)
@@ -69,7 +71,11 @@ func (r *run) record(ln *lane, n *Node, o Outcome) {
 	if n.GoalGate {
 		st.recordGoalGate(n.ID, o.Status)
 	}
-	if o.Status == StatusFail && o.FailureClass != ClassCanceled {
+	// A conditional node passes its predecessor's outcome on: the failure
+	// was counted there, and last_stage keeps naming the step that
+	// produced it, so a condition after the diamond sees that step.
+	conditional := n.Kind == KindConditional
+	if o.Status == StatusFail && o.FailureClass != ClassCanceled && !conditional {
 		st.Signatures[signatureKey(n.ID, o)]++
 	}
 	rc := ln.rc
@@ -78,7 +84,9 @@ func (r *run) record(ln *lane, n *Node, o Outcome) {
 	rc.Set("preferred_label", o.PreferredLabel)
 	rc.Set("failure_reason", o.FailureReason)
 	rc.Set("failure_class", string(o.FailureClass))
-	rc.Set("last_stage", n.ID)
+	if !conditional {
+		rc.Set("last_stage", n.ID)
+	}
 	rc.Set("completed_nodes", slices.Clone(st.Completed))
 	ln.prev, ln.prevOutcome = n.ID, &o
 }

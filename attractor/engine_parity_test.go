@@ -173,7 +173,7 @@ func TestParity_GoalGateBlocksExit(t *testing.T) {
 	t.Run("no retry target", func(t *testing.T) {
 		h := newHarness(t)
 		res := h.run(mustLoad(t, fmt.Sprintf(goalGatePipeline, "", "", countingTool(fail))))
-		if res.Status != StatusFail || !strings.Contains(res.FailureReason, "goal gate work is unsatisfied") ||
+		if res.Status != StatusFail || !strings.Contains(res.FailureReason, "goal gate work unsatisfied") ||
 			!strings.Contains(res.FailureReason, "tests red") {
 			t.Fatalf("got %s %q, want fail naming the gate and its reason", res.Status, res.FailureReason)
 		}

@@ -216,12 +216,46 @@ func TestLoopRestart(t *testing.T) {
 			t.Errorf("edges (-got +want):\n%s", diff)
 		}
 	})
-	t.Run("deterministic failure refused", func(t *testing.T) {
+	t.Run("deterministic failure loops through restarts until the cycle breaker", func(t *testing.T) {
 		h := newHarness(t)
 		res := h.run(mustLoad(t, fmt.Sprintf(restartPipeline, "exit 1")))
-		want := "loop_restart edge work -> seed refused: node work finished with fail (deterministic)"
+		want := `node work failed 3 times with the same failure signature "tool_command exited with status <n>"`
 		if res.Status != StatusFail || !strings.Contains(res.FailureReason, want) {
 			t.Errorf("run = %s %q, want fail containing %q", res.Status, res.FailureReason, want)
+		}
+		if res.State.Restarts != 2 {
+			t.Errorf("restarts = %d, want 2 (the third failure meets the limit)", res.State.Restarts)
+		}
+	})
+	t.Run("success outcome selecting a restart edge restarts", func(t *testing.T) {
+		h := newHarness(t)
+		res := h.run(mustLoad(t, `digraph t {
+			start [shape=Mdiamond]; done [shape=Msquare]
+			seed [shape=parallelogram, tool_command="true"]
+			work [shape=parallelogram, tool_command="true"]
+			start -> seed -> work
+			work -> done [condition="outcome!=success"]
+			work -> done [condition="outcome=success"]
+			work -> seed [condition="outcome=success && context.internal.loop_restart_count=0", loop_restart=true, weight=2]
+		}`))
+		if res.Status != StatusSuccess {
+			t.Fatalf("run = %s %q, want success", res.Status, res.FailureReason)
+		}
+		if diff := cmp.Diff(res.Completed, []string{"start", "seed", "work", "seed", "work", "done"}); diff != "" {
+			t.Errorf("completed (-got +want):\n%s", diff)
+		}
+		if got := res.Context["internal.loop_restart_count"]; got != 1 {
+			t.Errorf("internal.loop_restart_count = %v, want 1", got)
+		}
+	})
+	t.Run("max_restarts bounds a failure that changes every time", func(t *testing.T) {
+		h := newHarness(t)
+		cmd := `n=$(( $(cat count 2>/dev/null || echo 0) + 1 )); echo $n > count; words=(a alpha beta gamma delta); echo "${words[$n]} broke" >&2; exit 1`
+		src := strings.Replace(fmt.Sprintf(restartPipeline, cmd), `loop_restart_persist_keys="keep"`, `loop_restart_persist_keys="keep"; max_restarts=2`, 1)
+		res := h.run(mustLoad(t, src))
+		want := "loop restarted 2 times, the max_restarts limit; last restart edge work -> seed after outcome fail: tool_command exited with status 1: gamma broke"
+		if res.Status != StatusFail || !strings.Contains(res.FailureReason, want) || res.FailureClass != ClassBudgetExhausted {
+			t.Errorf("run = %s %s %q, want budget_exhausted containing %q", res.Status, res.FailureClass, res.FailureReason, want)
 		}
 	})
 }

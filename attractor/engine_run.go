@@ -88,6 +88,7 @@ func (r *run) seedContext() {
 		r.main.rc.Set("graph."+k, a.Value.Text)
 	}
 	r.main.rc.Set("graph.goal", r.p.Goal)
+	r.main.rc.Set(restartCountKey, 0)
 }
 
 // loop runs nodes until the run ends.
@@ -154,7 +155,7 @@ func (r *run) goalGates(ctx context.Context, exit *Node) (next string, blocked b
 		target = retryTarget(r.p, gate)
 	}
 	if target == "" {
-		reason := fmt.Sprintf("goal gate %s is unsatisfied (status %s) and no retry_target is set", g.Node, g.Status)
+		reason := fmt.Sprintf("goal gate %s unsatisfied (status %s) and no retry_target is set", g.Node, g.Status)
 		if o, ok := r.st.Outcomes[g.Node]; ok && o.FailureReason != "" {
 			reason += ": " + o.FailureReason
 		}

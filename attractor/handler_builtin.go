@@ -83,7 +83,7 @@ func conditionalHandler(_ context.Context, s *Stage) (Outcome, error) {
 // exist.
 func managerLoopHandler(_ context.Context, s *Stage) (Outcome, error) {
 	return failOutcome(ClassStructural, fmt.Sprintf(
-		"node %s: stack.manager_loop (shape=house) is not supported yet; model the loop with edges instead", s.Node.ID)), nil
+		"node %s: stack.manager_loop (shape=house) is not supported; %s", s.Node.ID, managerLoopRewrite(s.Node.ID))), nil
 }
 
 // artifactsHandler delegates verify.artifacts to the host's artifact

@@ -141,7 +141,7 @@ func (r *run) walkBranch(ctx context.Context, ln *lane, parallel *Node, head, fa
 		for k, v := range o.ContextUpdates {
 			br.ContextUpdates[k] = v
 		}
-		sel, ok := selectEdge(r.p.Outgoing(n.ID), o, r.condVars(ln, o))
+		sel, ok := selectEdge(r.p.Outgoing(n.ID), o, r.condVars(ln, o), r.p.isConditional)
 		switch {
 		case !ok && o.Status == StatusFail:
 			return br, nil

@@ -55,14 +55,14 @@ func TestToolHandler(t *testing.T) {
 			node: `t [shape=parallelogram, tool_command="echo compiling; echo 'main.go:3: undefined: x' >&2; exit 3"]`,
 			want: Outcome{Status: StatusFail, FailureClass: ClassDeterministic,
 				FailureReason:  "tool_command exited with status 3: compiling\nmain.go:3: undefined: x",
-				ContextUpdates: map[string]any{"tool.output": "compiling\n", "tool.exit_status": 3}},
+				ContextUpdates: map[string]any{"tool.output": "compiling\n", "tool.exit_status": 3, "tool_stdout": "compiling"}},
 		},
 		{
 			name: "timeout is transient_infra naming the limit",
 			node: `t [shape=parallelogram, timeout="300ms", tool_command="sleep 30"]`,
 			want: Outcome{Status: StatusFail, FailureClass: ClassTransientInfra,
 				FailureReason:  "tool_command timed out after 300ms (node timeout; raise it with timeout=…)",
-				ContextUpdates: map[string]any{"tool.output": "", "tool.exit_status": -1}},
+				ContextUpdates: map[string]any{"tool.output": "", "tool.exit_status": -1, "tool_stdout": ""}},
 		},
 		{
 			name: "missing tool_command",
@@ -73,7 +73,12 @@ func TestToolHandler(t *testing.T) {
 		{
 			name: "success",
 			node: `t [shape=parallelogram, tool_command="printf ok"]`,
-			want: Outcome{Status: StatusSuccess, ContextUpdates: map[string]any{"tool.output": "ok", "tool.exit_status": 0}},
+			want: Outcome{Status: StatusSuccess, ContextUpdates: map[string]any{"tool.output": "ok", "tool.exit_status": 0, "tool_stdout": "ok"}},
+		},
+		{
+			name: "tool_stdout is trimmed, as tracker and Kilroy conditions expect",
+			node: `t [shape=parallelogram, tool_command="echo '  has_findings'"]`,
+			want: Outcome{Status: StatusSuccess, ContextUpdates: map[string]any{"tool.output": "  has_findings\n", "tool.exit_status": 0, "tool_stdout": "has_findings"}},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -248,10 +253,12 @@ func TestBadInput(t *testing.T) {
 			wantReason: "node x: verify.artifacts needs an artifact checker, and this host provides none; run the pipeline with kilroy-bot run or serve",
 		},
 		{
-			name:       "manager loop",
-			node:       `x [shape=house]`,
-			wantClass:  ClassStructural,
-			wantReason: "node x: stack.manager_loop (shape=house) is not supported yet; model the loop with edges instead",
+			name:      "manager loop",
+			node:      `x [shape=house]`,
+			wantClass: ClassStructural,
+			wantReason: `node x: stack.manager_loop (shape=house) is not supported; write the loop with edges: replace x with the steps it supervises, e.g. ` +
+				`work [prompt="...", max_node_visits=5]  (manager.max_cycles); check [shape=octagon, command="..."]  (the stop condition); ` +
+				`work -> check; check -> NEXT [condition="outcome=success"]; check -> work [condition="outcome=fail"]`,
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

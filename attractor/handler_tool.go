@@ -3,6 +3,7 @@ package attractor
 import (
 	"context"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -26,9 +27,13 @@ func toolHandler(ctx context.Context, s *Stage) (Outcome, error) {
 	if res.ExitCode != 0 || res.TimedOut || res.Canceled {
 		o = processFailure(ctx, "tool_command", s.timeout(), res)
 	}
+	out := capTail(res.StdoutTail, toolOutputCap)
 	o.ContextUpdates = map[string]any{
-		"tool.output":      capTail(res.StdoutTail, toolOutputCap),
+		"tool.output":      out,
 		"tool.exit_status": res.ExitCode,
+		// tracker's, mammoth's and Kilroy's name, trimmed so that
+		// condition="context.tool_stdout=has_findings" matches `echo has_findings`.
+		"tool_stdout": strings.TrimSpace(out),
 	}
 	return o, nil
 }

@@ -60,18 +60,58 @@ func TestGenPipelineLoadsClean(t *testing.T) {
 	}
 }
 
+// genRepairPipeline writes n/2 steps, each followed by a diamond that
+// sends a failure back to its step (unguarded, so fail_loop_failure_class_guard
+// and the component indices run) and a success on, with a Kilroy
+// attribute and a bare-integer timeout on every step.
+func genRepairPipeline(n int) []byte {
+	var b strings.Builder
+	b.WriteString("digraph big {\n  start [shape=Mdiamond]\n  exit [shape=Msquare]\n  start -> s0\n")
+	steps := (n - 2) / 2
+	for i := range steps {
+		next := fmt.Sprintf("s%d", i+1)
+		if i == steps-1 {
+			next = "exit"
+		}
+		fmt.Fprintf(&b, "  s%d [llm_prompt=\"step %d\", timeout=600]\n  c%d [shape=diamond]\n  s%d -> c%d\n", i, i, i, i, i)
+		fmt.Fprintf(&b, "  c%d -> %s [condition=\"outcome=success\"]\n  c%d -> s%d [condition=\"outcome=fail\"]\n", i, next, i, i)
+	}
+	b.WriteString("}\n")
+	return []byte(b.String())
+}
+
+func TestGenRepairPipelineLoads(t *testing.T) {
+	p, ds, err := Load("big.dot", genRepairPipeline(100))
+	if err != nil {
+		t.Fatalf("Load: %v", err)
+	}
+	counts := map[string]int{}
+	for _, d := range ds {
+		counts[d.Rule]++
+	}
+	want := map[string]int{RuleAttrAlias: 49, RuleDurationUnit: 49, RuleFailLoopGuard: 49}
+	if len(p.Nodes) != 100 || fmt.Sprint(counts) != fmt.Sprint(want) {
+		t.Errorf("%d nodes, diagnostics %v; want 100 nodes, %v", len(p.Nodes), counts, want)
+	}
+}
+
 func BenchmarkLoad(b *testing.B) {
-	for _, n := range []int{1000, 10000} {
-		src := genPipeline(n)
-		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
-			b.ReportAllocs()
-			b.SetBytes(int64(len(src)))
-			for b.Loop() {
-				if _, _, err := Load("big.dot", src); err != nil {
-					b.Fatal(err)
+	for _, tc := range []struct {
+		name string
+		gen  func(int) []byte
+	}{{"chain", genPipeline}, {"repair", genRepairPipeline}} {
+		for _, n := range []int{1000, 5000, 10000} {
+			src := tc.gen(n)
+			b.Run(fmt.Sprintf("%s/nodes=%d", tc.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(src)))
+				for b.Loop() {
+					if _, _, err := Load("big.dot", src); err != nil {
+						b.Fatal(err)
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 

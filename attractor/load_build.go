@@ -15,6 +15,7 @@ type builder struct {
 	r       reporter
 	conds   map[dot.Pos]*Condition // parsed conditions by value position
 	derived map[*Node][]string     // classes from enclosing subgraph labels
+	names   *attrNames
 }
 
 // scope is what statements inherit from their enclosing (sub)graph.
@@ -31,6 +32,7 @@ func build(file string, g *dot.Graph) (*Pipeline, Diagnostics) {
 		p:       &Pipeline{File: file, Name: g.ID, Pos: g.Pos, Attrs: Attrs{}},
 		conds:   map[dot.Pos]*Condition{},
 		derived: map[*Node][]string{},
+		names:   newAttrNames(),
 	}
 	b.p.byID = map[string]*Node{}
 	b.walk(g.Stmts, scope{}, true)
@@ -48,32 +50,40 @@ func (b *builder) walk(stmts []dot.Stmt, sc scope, top bool) {
 	for _, st := range stmts {
 		switch s := st.(type) {
 		case *dot.AttrStmt:
-			b.check(s.Attrs)
+			attrs := b.check(attrWhereOf(s.Kind), s.Attrs)
 			switch s.Kind {
 			case dot.GraphAttrs:
 				if top {
-					b.graphAttrs(s.Attrs)
+					b.graphAttrs(attrs)
 				}
 			case dot.NodeAttrs:
-				sc.nodeDefaults = withAttrs(sc.nodeDefaults, s.Attrs, FromDefault)
+				sc.nodeDefaults = withAttrs(sc.nodeDefaults, attrs, FromDefault)
 			case dot.EdgeAttrs:
-				sc.edgeDefaults = withAttrs(sc.edgeDefaults, s.Attrs, FromDefault)
+				sc.edgeDefaults = withAttrs(sc.edgeDefaults, attrs, FromDefault)
 			}
 		case *dot.AssignStmt:
-			b.check([]dot.Attr{s.Attr})
+			attrs := b.check(onGraph, []dot.Attr{s.Attr})
 			if top {
-				b.graphAttrs([]dot.Attr{s.Attr})
+				b.graphAttrs(attrs)
 			}
 		case *dot.NodeStmt:
-			b.check(s.Attrs)
-			b.declare(s, sc)
+			b.declare(s, b.check(onNode, s.Attrs), sc)
 		case *dot.EdgeStmt:
-			b.check(s.Attrs)
-			b.edgeStmt(s, sc)
+			b.edgeStmt(s, b.check(onEdge, s.Attrs), sc)
 		case *dot.Subgraph:
 			b.walk(s.Stmts, sc.enter(s), false)
 		}
 	}
+}
+
+func attrWhereOf(k dot.AttrStmtKind) attrWhere {
+	switch k {
+	case dot.NodeAttrs:
+		return onNode
+	case dot.EdgeAttrs:
+		return onEdge
+	}
+	return onGraph
 }
 
 // enter returns the scope of subgraph s: the parent's defaults plus the
@@ -142,14 +152,14 @@ func (b *builder) graphAttrs(attrs []dot.Attr) {
 // declare records a node statement. Defaults in scope apply at the first
 // declaration only (as in Graphviz); later statements add or override
 // explicit attributes and subgraph classes.
-func (b *builder) declare(s *dot.NodeStmt, sc scope) {
+func (b *builder) declare(s *dot.NodeStmt, attrs []dot.Attr, sc scope) {
 	n := b.p.byID[s.ID.Name]
 	if n == nil {
 		n = &Node{ID: s.ID.Name, Pos: s.ID.Pos, Attrs: withAttrs(sc.nodeDefaults, nil, FromDefault)}
 		b.p.byID[n.ID] = n
 		b.p.Nodes = append(b.p.Nodes, n)
 	}
-	for _, a := range s.Attrs {
+	for _, a := range attrs {
 		n.Attrs[a.Key] = Attr{Key: a.Key, Value: a.Value, Source: FromExplicit, Pos: a.KeyPos}
 	}
 	if len(sc.classes) > 0 {
@@ -159,8 +169,8 @@ func (b *builder) declare(s *dot.NodeStmt, sc scope) {
 
 // edgeStmt expands a chain into one Edge per hop; the hops share one
 // attribute map, which nothing mutates after Load.
-func (b *builder) edgeStmt(s *dot.EdgeStmt, sc scope) {
-	attrs := withAttrs(sc.edgeDefaults, s.Attrs, FromExplicit)
+func (b *builder) edgeStmt(s *dot.EdgeStmt, written []dot.Attr, sc scope) {
+	attrs := withAttrs(sc.edgeDefaults, written, FromExplicit)
 	for i := 0; i+1 < len(s.Nodes); i++ {
 		from, to := s.Nodes[i], s.Nodes[i+1]
 		b.p.Edges = append(b.p.Edges, &Edge{From: from.Name, To: to.Name, Pos: to.Pos, FromPos: from.Pos, Attrs: attrs})

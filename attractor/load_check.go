@@ -3,15 +3,21 @@ package attractor
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor/dot"
 )
 
-// check looks at attributes as written, once each: typed values, bare
-// durations and conditions. Conditions are parsed here, once, and shared
-// by every edge the statement or default reaches.
-func (b *builder) check(attrs []dot.Attr) {
+// check looks at attributes as written, once each: names, typed values,
+// bare durations and conditions. Conditions are parsed here, once, and
+// shared by every edge the statement or default reaches. It returns the
+// attributes with other engines' spellings renamed to ours.
+func (b *builder) check(w attrWhere, attrs []dot.Attr) []dot.Attr {
 	for _, a := range attrs {
+		b.checkAttrKey(w, a)
+		if f, ok := b.names.foreign[a.Key]; ok && f.ours != "" {
+			a.Key = f.ours // typed as ours
+		}
 		if te := checkValue(a.Key, a.Value); te != nil {
 			b.r.at(RuleAttrType, a.Value.Pos, te.msg, te.fix)
 		}
@@ -20,10 +26,16 @@ func (b *builder) check(attrs []dot.Attr) {
 				fmt.Sprintf("bare duration %s: Graphviz cannot read this file to draw it", a.Value.Raw),
 				fmt.Sprintf("quote it: %s=%q", a.Key, a.Value.Text))
 		}
+		if _, ok := bareSeconds(a.Value.Text); ok && attrTypeOf(a.Key) == typeDuration {
+			b.r.at(RuleDurationUnit, a.Value.Pos,
+				fmt.Sprintf("%s=%s has no unit: read as %ss (seconds, as Kilroy reads it)", a.Key, a.Value.Raw, a.Value.Text),
+				fmt.Sprintf("write %s=\"%ss\"", a.Key, a.Value.Text))
+		}
 		if a.Key == "condition" {
 			b.condition(a.Value)
 		}
 	}
+	return b.names.canonical(attrs)
 }
 
 func (b *builder) condition(v dot.Value) {
@@ -34,6 +46,28 @@ func (b *builder) condition(v dot.Value) {
 		return
 	}
 	b.conds[v.Pos] = c
+	for _, cl := range c.Clauses {
+		b.conditionClause(v, cl)
+	}
+}
+
+// conditionClause warns about a clause that parses but may not say what
+// its author meant: an unqualified context key, or a custom outcome that
+// looks like a misspelt status.
+func (b *builder) conditionClause(v dot.Value, cl Clause) {
+	at := func(s string) dot.Pos { return posIn(v, max(strings.Index(v.Text, s), 0)) }
+	switch {
+	case cl.Key != "outcome" && cl.Key != "preferred_label" && !strings.HasPrefix(cl.Key, "context."):
+		b.r.at(RuleConditionContextKey, at(cl.Key),
+			fmt.Sprintf("condition key %q is read from the run context, as context.%s", cl.Key, cl.Key),
+			fmt.Sprintf("write context.%s", cl.Key))
+	case cl.Key == "outcome" && Status(cl.Value).Custom():
+		if s := suggest(cl.Value, outcomeSpellings()); s != "" {
+			b.r.at(RuleOutcomeCustom, at(cl.Value),
+				fmt.Sprintf("outcome %q is not a status: it is read as a custom outcome, which only a status file writes", cl.Value),
+				fmt.Sprintf("did you mean %q?", s))
+		}
+	}
 }
 
 // stylesheet parses the graph's model_stylesheet and places its rules in

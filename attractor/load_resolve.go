@@ -64,14 +64,16 @@ func cmpOr(s, def string) string {
 	return s
 }
 
-// nodeKind is the explicit type, else the shape's kind ("" for an
-// unknown shape, which shape_known reports).
+// nodeKind is the explicit type, else the shape's kind. An unknown shape
+// runs as an agent step (spec §4.2), which shape_agent warns about.
 func nodeKind(shape, typ string) Kind {
 	if typ != "" {
 		return Kind(typ)
 	}
-	k, _ := shapeKind(shape)
-	return k
+	if k, ok := shapeKind(shape); ok {
+		return k
+	}
+	return KindCodergen
 }
 
 func mergeClasses(explicit, derived []string) []string {
@@ -170,8 +172,8 @@ func (b *builder) resolveEdge(e *Edge) {
 // the start or exit: a node named start/Start (exit/end) whose shape was
 // not written on it becomes the start (exit).
 func (b *builder) fallbackTerminals() {
-	b.fallback(KindStart, "start", "Start")
-	b.fallback(KindExit, "exit", "end")
+	b.fallback(KindStart, "start", "Start", "START")
+	b.fallback(KindExit, "exit", "end", "Exit", "End", "EXIT", "END")
 }
 
 func (b *builder) fallback(k Kind, ids ...string) {

@@ -313,7 +313,7 @@ func TestLoadValuePositions(t *testing.T) {
 	_, ds := load(t, "digraph G {\n  start [shape=Mdiamond]; exit [shape=Msquare]; start -> exit\n"+
 		"  x [max_retries=abc, timeout=\"5x\", goal_gate=yes]\n"+
 		"  start -> x [condition=\"outcome=success &&\n     context.n>3\"]\n"+
-		"  graph [model_stylesheet=\"\n    * { llm_model: a; }\n    .c { llm_modl: b }\"]\n}")
+		"  graph [model_stylesheet=\"\n    * { llm_model: a; }\n    .c { llm_modl: b }\"]\n  x -> exit\n}")
 	want := []string{
 		"prompt_on_llm_nodes@3:3", "attr_type@3:18", "attr_type@3:31", "attr_type@3:47",
 		"condition_syntax@5:15", "stylesheet_syntax@8:10",

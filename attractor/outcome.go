@@ -30,10 +30,9 @@ type Outcome struct {
 	Response string `json:"-"`
 }
 
-// Succeeded reports whether o counts as success for routing and goal gates.
-func (o Outcome) Succeeded() bool {
-	return o.Status == StatusSuccess || o.Status == StatusPartialSuccess
-}
+// Succeeded reports whether o counts as success for retries, goal gates
+// and checks (a custom outcome does; it routes only where it is named).
+func (o Outcome) Succeeded() bool { return o.Status.Succeeded() }
 
 // IsFailure reports whether o is a failure or a retry request, the two
 // statuses that carry a reason, class and signature.
@@ -60,19 +59,15 @@ func (o Outcome) withContextUpdate(key string, v any) Outcome {
 
 // ParseStatus canonicalises a status as agents and scripts write it
 // (case-insensitive; ok → success, failure/failed/error → fail, skip →
-// skipped, partial → partial_success).
+// skipped, partial → partial_success). Any other identifier is a custom
+// outcome, lower-cased (Needs_DoD → needs_dod).
 func ParseStatus(s string) (Status, bool) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "success", "ok", "succeeded", "pass", "passed":
-		return StatusSuccess, true
-	case "partial_success", "partial":
-		return StatusPartialSuccess, true
-	case "retry":
-		return StatusRetry, true
-	case "fail", "failure", "failed", "error":
-		return StatusFail, true
-	case "skipped", "skip":
-		return StatusSkipped, true
+	s = strings.ToLower(strings.TrimSpace(s))
+	if st, ok := canonicalOutcome(s); ok {
+		return st, true
+	}
+	if isCustomOutcome(s) {
+		return Status(s), true
 	}
 	return "", false
 }

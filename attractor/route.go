@@ -2,6 +2,7 @@ package attractor
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -40,9 +41,12 @@ type selection struct {
 }
 
 // selectEdge applies the five-step edge selection to node's outgoing
-// edges. A failed outcome only considers condition edges: a FAIL never
-// follows an unconditional edge. ok is false when no edge is usable.
-func selectEdge(edges []*Edge, o Outcome, vars CondVars) (selection, bool) {
+// edges. A failed outcome only considers condition edges, and after them
+// unconditional edges into a conditional node (isConditional says which
+// targets are), which routes the failure on: the spec's step -> diamond ->
+// outcome=fail repair idiom. A FAIL never follows an unconditional edge
+// into any other node. ok is false when no edge is usable.
+func selectEdge(edges []*Edge, o Outcome, vars CondVars, isConditional func(id string) bool) (selection, bool) {
 	var matched, unconditional []*Edge
 	for _, e := range edges {
 		switch {
@@ -52,10 +56,21 @@ func selectEdge(edges []*Edge, o Outcome, vars CondVars) (selection, bool) {
 			matched = append(matched, e)
 		}
 	}
+	if o.Status.Custom() {
+		return selectCustom(matched, unconditional, o.Status)
+	}
 	if len(matched) > 0 {
 		return selection{bestEdge(matched), ByCondition}, true
 	}
-	if o.Status == StatusFail || len(unconditional) == 0 {
+	if o.Status == StatusFail {
+		unconditional = slices.DeleteFunc(unconditional, func(e *Edge) bool { return !isConditional(e.To) })
+		if len(unconditional) == 0 {
+			return selection{}, false
+		}
+		best := bestEdge(unconditional)
+		return selection{best, weightOrLexical(unconditional, best)}, true
+	}
+	if len(unconditional) == 0 {
 		return selection{}, false
 	}
 	if o.PreferredLabel != "" {
@@ -75,6 +90,35 @@ func selectEdge(edges []*Edge, o Outcome, vars CondVars) (selection, bool) {
 	}
 	best := bestEdge(unconditional)
 	return selection{best, weightOrLexical(unconditional, best)}, true
+}
+
+// selectCustom routes a custom outcome: only a condition that names it
+// (outcome=VALUE) or an edge labelled with it may carry it; anything else
+// (an unconditional edge, outcome!=fail) was written for other outcomes.
+func selectCustom(matched, unconditional []*Edge, st Status) (selection, bool) {
+	matched = slices.DeleteFunc(matched, func(e *Edge) bool { return !e.Condition.Names(st) })
+	if len(matched) > 0 {
+		return selection{bestEdge(matched), ByCondition}, true
+	}
+	for _, e := range unconditional {
+		if labelNames(e.Label, st) {
+			return selection{e, ByPreferredLabel}, true
+		}
+	}
+	return selection{}, false
+}
+
+// labelNames reports whether an edge label names outcome st: "needs_dod",
+// "Needs DoD" and "[N] needs dod" all do.
+func labelNames(label string, st Status) bool {
+	l := normalizeEdgeLabel(label)
+	return l != "" && strings.ReplaceAll(l, " ", "_") == string(st)
+}
+
+// isConditional reports whether id names a conditional (diamond) node.
+func (p *Pipeline) isConditional(id string) bool {
+	n := p.Node(id)
+	return n != nil && n.Kind == KindConditional
 }
 
 // bestEdge picks the highest weight, then the lexically first target.

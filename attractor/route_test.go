@@ -1,6 +1,7 @@
 package attractor
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -30,10 +31,15 @@ func TestSelectEdge(t *testing.T) {
 		{"fail takes fail condition", []*Edge{{To: "a"}, {To: "b", Condition: onFail}}, Outcome{Status: StatusFail}, nil, "b condition"},
 		{"retry outcome may follow unconditional", []*Edge{{To: "a"}}, Outcome{Status: StatusRetry}, nil, "a weight"},
 		{"nothing matches", []*Edge{{To: "a", Condition: onFail}}, Outcome{Status: StatusSuccess}, nil, ""},
+		{"fail follows unconditional into a diamond", []*Edge{{To: "a"}, {To: "check_x"}}, Outcome{Status: StatusFail}, nil, "check_x weight"},
+		{"fail into diamonds by weight", []*Edge{{To: "check_b"}, {To: "check_a"}, {To: "a", Weight: 5}}, Outcome{Status: StatusFail}, nil, "check_a lexical"},
+		{"fail condition beats a diamond", []*Edge{{To: "check_x"}, {To: "b", Condition: onFail}}, Outcome{Status: StatusFail}, nil, "b condition"},
+		{"fail ignores preferred label into a non-diamond", []*Edge{{To: "a", Label: "retry"}, {To: "check_x", Weight: -1}}, Outcome{Status: StatusFail, PreferredLabel: "retry"}, nil, "check_x weight"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := NewContext(tc.ctx)
-			sel, ok := selectEdge(tc.edges, tc.o, CondVars{Outcome: tc.o.Status, PreferredLabel: tc.o.PreferredLabel, Context: c.String})
+			isDiamond := func(id string) bool { return strings.HasPrefix(id, "check_") }
+			sel, ok := selectEdge(tc.edges, tc.o, CondVars{Outcome: tc.o.Status, PreferredLabel: tc.o.PreferredLabel, Context: c.String}, isDiamond)
 			got := ""
 			if ok {
 				got = sel.edge.To + " " + string(sel.method)

@@ -29,7 +29,7 @@ func (r *run) transition(n *Node, o Outcome) transition {
 	case n.Kind == KindParallel && o.Status != StatusFail:
 		return transition{next: findFanIn(r.p, n.ID), method: ByFanIn}
 	}
-	sel, ok := selectEdge(r.p.Outgoing(n.ID), o, r.condVars(r.main, o))
+	sel, ok := selectEdge(r.p.Outgoing(n.ID), o, r.condVars(r.main, o), r.p.isConditional)
 	if ok && n.Kind != KindParallel {
 		return r.follow(n, o, sel)
 	}
@@ -37,48 +37,68 @@ func (r *run) transition(n *Node, o Outcome) transition {
 		if t := retryTarget(r.p, n); t != "" {
 			return transition{next: t, method: ByRetryTarget}
 		}
-		return transition{stop: stop(n.ID, o.FailureClass, "node %s failed: %s", n.ID, o.FailureReason)}
+		return transition{stop: r.failStop(n, o)}
 	}
 	return transition{stop: r.noEdgeStop(n, o)}
 }
 
+// failStop ends the run after n failed with nowhere to go. A conditional
+// node only passed on the failure of the step before it (last_stage),
+// which the stop is attributed to; a goal gate says it is one.
+func (r *run) failStop(n *Node, o Outcome) *stopError {
+	if n.Kind == KindConditional {
+		if src, ok := r.main.rc.String("last_stage"); ok && src != "" && src != n.ID {
+			return stop(src, o.FailureClass, "node %s failed: %s (conditional %s has no edge for outcome=fail)", src, o.FailureReason, n.ID)
+		}
+	}
+	if n.GoalGate {
+		return stop(n.ID, o.FailureClass, "goal gate %s unsatisfied: node %s failed: %s", n.ID, n.ID, o.FailureReason)
+	}
+	return stop(n.ID, o.FailureClass, "node %s failed: %s", n.ID, o.FailureReason)
+}
+
 // follow takes the selected edge, restarting the loop when it asks to.
+// A loop restart is taken after whatever outcome selected the edge; the
+// failure-signature counters survive it, so a deterministic failure that
+// loops through restarts still meets failure_signature_limit, and
+// max_restarts bounds the rest.
 func (r *run) follow(n *Node, o Outcome, sel selection) transition {
 	tr := transition{next: sel.edge.To, method: sel.method, edge: sel.edge}
 	if !sel.edge.LoopRestart {
 		return tr
 	}
-	if o.Status != StatusFail || o.FailureClass != ClassTransientInfra {
-		what := string(o.Status)
-		if o.Status == StatusFail {
-			what = "fail (" + string(o.FailureClass) + ")"
-		}
-		return transition{stop: stop(n.ID, ClassStructural,
-			"loop_restart edge %s -> %s refused: node %s finished with %s, and a loop restart is only taken for transient_infra failures; "+
-				"guard the edge with condition=\"outcome=fail && context.failure_class=transient_infra\"",
-			n.ID, sel.edge.To, n.ID, what)}
-	}
 	if r.st.Restarts >= r.settings.maxRestarts {
+		last := "outcome " + string(o.Status)
+		if o.FailureReason != "" {
+			last += ": " + o.FailureReason
+		}
 		return transition{stop: stop(n.ID, ClassBudgetExhausted,
-			"loop restarted %d times, the max_restarts limit; last failure at %s: %s", r.st.Restarts, n.ID, o.FailureReason)}
+			"loop restarted %d times, the max_restarts limit; last restart edge %s -> %s after %s", r.st.Restarts, n.ID, sel.edge.To, last)}
 	}
 	r.restartLoop()
 	tr.restart = true
 	return tr
 }
 
-// restartLoop gives the run fresh counters and a fresh context that keeps
-// only the graph mirror and loop_restart_persist_keys.
+// restartCountKey counts the loop restarts of a run in its context, the
+// key Kilroy and tracker pipelines test (context.internal.loop_restart_count=0).
+const restartCountKey = "internal.loop_restart_count"
+
+// restartLoop gives the run fresh retry and visit counters, goal gates
+// and a fresh context that keeps only the graph mirror,
+// loop_restart_persist_keys and the restart count. Failure-signature
+// counters are kept: they are what stops a deterministic cycle.
 func (r *run) restartLoop() {
 	st := r.st
 	st.Restarts++
-	st.Retries, st.Visits, st.Signatures = map[string]int{}, map[string]int{}, map[string]int{}
+	st.Retries, st.Visits = map[string]int{}, map[string]int{}
 	st.GoalGates = nil
 	for _, k := range r.main.rc.Keys() {
 		if !strings.HasPrefix(k, "graph.") && !r.settings.persists(k) {
 			delete(st.Context, k)
 		}
 	}
+	r.main.rc.Set(restartCountKey, st.Restarts)
 }
 
 func (r *run) signatureLimit() int {
@@ -97,6 +117,9 @@ func (r *run) cycleStop(n *Node, o Outcome) *stopError {
 // noEdgeStop explains why a node that did not fail has nowhere to go.
 func (r *run) noEdgeStop(n *Node, o Outcome) *stopError {
 	edges := r.p.Outgoing(n.ID)
+	if o.Status.Custom() {
+		return customStop(n, o.Status, edges)
+	}
 	if len(edges) == 0 {
 		return stop(n.ID, ClassStructural,
 			"node %s finished with outcome %s but has no outgoing edge; only exit nodes (shape=Msquare) may end a run", n.ID, o.Status)
@@ -110,6 +133,24 @@ func (r *run) noEdgeStop(n *Node, o Outcome) *stopError {
 	return stop(n.ID, ClassStructural,
 		"node %s finished with outcome %s and no outgoing edge matches (conditions: %s); add an unconditional edge or a condition for this outcome",
 		n.ID, o.Status, strings.Join(conds, ", "))
+}
+
+// customStop explains a custom outcome no edge names.
+func customStop(n *Node, st Status, edges []*Edge) *stopError {
+	could := make([]string, 0, len(edges))
+	for _, e := range edges {
+		if e.Condition != nil {
+			could = append(could, fmt.Sprintf("%s -> %s [%s]", e.From, e.To, e.Condition.Source))
+		} else {
+			could = append(could, fmt.Sprintf("%s -> %s (unconditional)", e.From, e.To))
+		}
+	}
+	if len(could) == 0 {
+		could = append(could, "none")
+	}
+	return stop(n.ID, ClassStructural,
+		"node %s finished with custom outcome %q and no edge names it (edges: %s); a custom outcome routes only through condition=\"outcome=%s\" or an edge labelled %s",
+		n.ID, string(st), strings.Join(could, ", "), st, st)
 }
 
 // condVars is what edge conditions see after a node on ln finished with o.

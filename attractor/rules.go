@@ -5,6 +5,9 @@ package attractor
 const (
 	RuleSyntax               = "syntax"
 	RuleAttrType             = "attr_type"
+	RuleAttrKnown            = "attr_known"
+	RuleAttrAlias            = "attr_alias"
+	RuleDurationUnit         = "duration_unit"
 	RuleStartNode            = "start_node"
 	RuleTerminalNode         = "terminal_node"
 	RuleStartNoIncoming      = "start_no_incoming"
@@ -12,8 +15,12 @@ const (
 	RuleEdgeTargetExists     = "edge_target_exists"
 	RuleReachability         = "reachability"
 	RuleConditionSyntax      = "condition_syntax"
+	RuleConditionContextKey  = "condition_context_key"
+	RuleOutcomeCustom        = "outcome_custom"
 	RuleStylesheetSyntax     = "stylesheet_syntax"
 	RuleShapeKnown           = "shape_known"
+	RuleShapeAgent           = "shape_agent"
+	RuleExitReachable        = "exit_reachable"
 	RuleTypeKnown            = "type_known"
 	RuleHandlerSupported     = "handler_supported"
 	RuleToolCommandMissing   = "tool_command_missing"
@@ -41,15 +48,22 @@ func Rules() []RuleInfo {
 	return []RuleInfo{
 		{RuleSyntax, SeverityError, "the file must parse as one Attractor digraph"},
 		{RuleAttrType, SeverityError, "typed attributes must hold a value of their type"},
+		{RuleAttrKnown, SeverityWarning, "attributes are ones the engine reads (or Graphviz draws)"},
+		{RuleAttrAlias, SeverityWarning, "attributes use our spelling, not another engine's"},
+		{RuleDurationUnit, SeverityWarning, "durations carry a unit"},
 		{RuleStartNode, SeverityError, "exactly one start node"},
 		{RuleTerminalNode, SeverityError, "at least one exit node"},
 		{RuleStartNoIncoming, SeverityError, "the start node has no incoming edges"},
 		{RuleExitNoOutgoing, SeverityError, "exit nodes have no outgoing edges"},
 		{RuleEdgeTargetExists, SeverityError, "both ends of every edge are declared nodes"},
 		{RuleReachability, SeverityWarning, "every node is reachable from the start node"},
+		{RuleExitReachable, SeverityError, "every node can reach an exit"},
 		{RuleConditionSyntax, SeverityError, "edge conditions parse"},
+		{RuleConditionContextKey, SeverityWarning, "context keys in conditions are written context.KEY"},
+		{RuleOutcomeCustom, SeverityWarning, "a custom outcome in a condition is not a misspelt status"},
 		{RuleStylesheetSyntax, SeverityError, "model_stylesheet parses"},
-		{RuleShapeKnown, SeverityError, "node shapes map to a handler"},
+		{RuleShapeKnown, SeverityError, "a node shape is not a misspelt one of ours"},
+		{RuleShapeAgent, SeverityWarning, "node shapes map to a handler of their own"},
 		{RuleTypeKnown, SeverityWarning, "node types name a registered handler"},
 		{RuleHandlerSupported, SeverityError, "no node needs a handler the engine does not support yet"},
 		{RuleToolCommandMissing, SeverityError, "tool nodes have a tool_command"},
@@ -58,7 +72,7 @@ func Rules() []RuleInfo {
 		{RuleGoalGateHasRetry, SeverityWarning, "goal gates have somewhere to retry"},
 		{RulePromptOnLLMNodes, SeverityWarning, "codergen nodes have a prompt or label"},
 		{RulePromptOnConditional, SeverityWarning, "conditional nodes have no prompt"},
-		{RuleFailLoopGuard, SeverityWarning, "fail loops are guarded on context.failure_class"},
+		{RuleFailLoopGuard, SeverityWarning, "a failure loop has a bound besides run_timeout"},
 		{RuleFailPathMissing, SeverityWarning, "a failed outcome has somewhere to go"},
 		{RuleDurationUnrenderable, SeverityInfo, "durations are quoted so Graphviz can render the file"},
 		{RuleFidelityValid, SeverityWarning, "fidelity modes are known"},

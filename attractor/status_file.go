@@ -115,7 +115,7 @@ func decodeStatus(b []byte) (Outcome, error) {
 	}
 	st, ok := ParseStatus(*raw)
 	if !ok {
-		return Outcome{}, fmt.Errorf("status file has unknown status %q; use success, partial_success, retry, fail or skipped", *raw)
+		return Outcome{}, fmt.Errorf("status file has unknown status %q; use success, partial_success, retry, fail, skipped, or a custom outcome spelled as an identifier such as needs_fix", *raw)
 	}
 	o := Outcome{
 		Status:           st,

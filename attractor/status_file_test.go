@@ -35,7 +35,7 @@ func TestDecodeStatus(t *testing.T) {
 			want: Outcome{Status: StatusPartialSuccess, PreferredLabel: "Fix"},
 		},
 		{name: "no status", in: `{"notes":"hi"}`, wantErr: `status file has neither "status" nor "outcome"`},
-		{name: "unknown status", in: `{"status":"great"}`, wantErr: `status file has unknown status "great"`},
+		{name: "unknown status", in: `{"status":"looks great!"}`, wantErr: `status file has unknown status "looks great!"`},
 		{name: "wrong type", in: `{"status":1}`, wantErr: "status file does not match the status contract"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

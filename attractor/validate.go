@@ -22,6 +22,7 @@ func validate(p *Pipeline, cfg loadConfig) Diagnostics {
 	v.terminals()
 	v.edgeEnds()
 	v.reachability()
+	v.exitReachable()
 	for _, n := range p.Nodes {
 		v.node(n)
 	}
@@ -39,6 +40,8 @@ type validator struct {
 	r   reporter
 	ids map[string]int // node ID → index in p.Nodes (first declaration)
 	out [][]int        // node index → indices of edges (both ends declared)
+	// comp labels nodes with their strongly connected component (sccs).
+	comp []int
 }
 
 func newValidator(p *Pipeline, cfg loadConfig) *validator {
@@ -74,8 +77,7 @@ func (v *validator) terminals() {
 	starts := v.nodesOfKind(KindStart)
 	switch {
 	case len(starts) == 0:
-		v.r.at(RuleStartNode, v.p.Pos, "pipeline has no start node",
-			"add one: start [shape=Mdiamond] and an edge start -> FIRST_STEP")
+		v.noStart()
 	case len(starts) > 1:
 		for _, n := range starts[1:] {
 			v.r.node(RuleStartNode, n, n.Pos, fmt.Sprintf("second start node %q: %q at %d:%d is already the start",
@@ -84,8 +86,7 @@ func (v *validator) terminals() {
 		}
 	}
 	if len(v.nodesOfKind(KindExit)) == 0 {
-		v.r.at(RuleTerminalNode, v.p.Pos, "pipeline has no exit node",
-			"add one: exit [shape=Msquare] and an edge LAST_STEP -> exit")
+		v.noExit()
 	}
 	for _, e := range v.p.Edges {
 		if n := v.lookup(e.To); n != nil && n.Kind == KindStart {
@@ -97,6 +98,42 @@ func (v *validator) terminals() {
 				"remove the edge, or make the node a normal step and add a separate exit")
 		}
 	}
+}
+
+// noStart reports a missing start at the node that looks like one: the
+// first declared node that no edge enters, or the graph when none does.
+func (v *validator) noStart() {
+	entered := make([]bool, len(v.p.Nodes))
+	for _, e := range v.p.Edges {
+		if i, ok := v.ids[e.To]; ok {
+			entered[i] = true
+		}
+	}
+	for i, n := range v.p.Nodes {
+		if !entered[i] && v.ids[n.ID] == i {
+			v.r.node(RuleStartNode, n, attrPos(n.Attrs, "shape", n.Pos),
+				fmt.Sprintf("pipeline has no start node; %q has no incoming edge and shape=%s", n.ID, n.Shape),
+				fmt.Sprintf("if %s is where the run begins, write %s [shape=Mdiamond]; else add start [shape=Mdiamond] and an edge start -> FIRST_STEP", n.ID, n.ID))
+			return
+		}
+	}
+	v.r.at(RuleStartNode, v.p.Pos, "pipeline has no start node",
+		"add one: start [shape=Mdiamond] and an edge start -> FIRST_STEP")
+}
+
+// noExit reports a missing exit at the first node without outgoing
+// edges, or the graph when every node has one.
+func (v *validator) noExit() {
+	for i, n := range v.p.Nodes {
+		if len(v.out[i]) == 0 && v.ids[n.ID] == i {
+			v.r.node(RuleTerminalNode, n, attrPos(n.Attrs, "shape", n.Pos),
+				fmt.Sprintf("pipeline has no exit node; %q has no outgoing edge and shape=%s", n.ID, n.Shape),
+				fmt.Sprintf("if the run ends at %s, write %s [shape=Msquare]; else add exit [shape=Msquare] and an edge LAST_STEP -> exit", n.ID, n.ID))
+			return
+		}
+	}
+	v.r.at(RuleTerminalNode, v.p.Pos, "pipeline has no exit node",
+		"add one: exit [shape=Msquare] and an edge LAST_STEP -> exit")
 }
 
 // lookup finds a node through the validator's own index, which also works

@@ -6,39 +6,86 @@ import "fmt"
 // fail_loop_failure_class_guard and fail_path_missing.
 func (v *validator) failRouting() {
 	var comp []int // strongly connected components, computed on demand
+	var bounded, failsInto map[int]bool
 	for _, e := range v.p.Edges {
-		from := v.lookup(e.From)
-		if from == nil || v.lookup(e.To) == nil || !e.Condition.CanMatch(StatusFail) {
+		from, to := v.lookup(e.From), v.lookup(e.To)
+		if from == nil || to == nil || !e.Condition.CanMatch(StatusFail) || e.Condition.HasKey("context.failure_class") {
 			continue
 		}
-		restart := e.LoopRestart && e.Condition != nil
-		loop := from.Kind == KindConditional && e.Condition != nil
-		if !restart && !loop || e.Condition.HasKey("context.failure_class") {
+		if e.LoopRestart && (e.Condition != nil || to.Kind == KindConditional) {
+			v.unguardedRestart(e)
 			continue
 		}
-		if !restart {
-			if comp == nil {
-				comp = v.components()
-			}
-			if comp[v.ids[e.From]] != comp[v.ids[e.To]] {
-				continue // not a loop: the target cannot lead back here
-			}
+		if from.Kind != KindConditional || e.Condition == nil {
+			continue
 		}
-		v.unguardedLoop(e, restart)
+		if comp == nil {
+			comp = v.sccs()
+			bounded, failsInto = v.boundedComponents(comp), v.receiveFail()
+		}
+		if !failsInto[v.ids[e.From]] {
+			continue // the engine never carries a failure along this edge
+		}
+		if c := comp[v.ids[e.From]]; c == comp[v.ids[e.To]] && !bounded[c] {
+			v.unguardedLoop(e)
+		}
 	}
 	for _, n := range v.p.Nodes {
 		v.failPath(n)
 	}
 }
 
-func (v *validator) unguardedLoop(e *Edge, restart bool) {
-	what := fmt.Sprintf("fail edge %s -> %s loops back", e.From, e.To)
-	if restart {
-		what = fmt.Sprintf("loop_restart edge %s -> %s restarts the run on failure", e.From, e.To)
+// receiveFail marks the nodes a failed outcome can enter: through an
+// unconditional edge (a FAIL passes into a diamond) or a condition that
+// can match fail, from any node but the start.
+func (v *validator) receiveFail() map[int]bool {
+	out := map[int]bool{}
+	for _, e := range v.p.Edges {
+		from, ok1 := v.ids[e.From]
+		to, ok2 := v.ids[e.To]
+		if ok1 && ok2 && v.p.Nodes[from].Kind != KindStart && e.Condition.CanMatch(StatusFail) {
+			out[to] = true
+		}
 	}
+	return out
+}
+
+// boundedComponents marks the components holding a node with a visit
+// limit (or all of them under a graph max_node_visits): a loop through
+// such a component ends at the limit.
+func (v *validator) boundedComponents(comp []int) map[int]bool {
+	out := map[int]bool{}
+	for i, n := range v.p.Nodes {
+		if n.MaxVisits > 0 || v.p.MaxNodeVisits > 0 {
+			out[comp[i]] = true
+		}
+	}
+	return out
+}
+
+func (v *validator) unguardedLoop(e *Edge) {
 	v.r.edge(RuleFailLoopGuard, e, attrPos(e.Attrs, "condition", e.Pos),
-		what+" without checking context.failure_class: a deterministic failure repeats until the visit limit",
-		"add && context.failure_class=transient_infra to this condition, and route context.failure_class!=transient_infra failures to a step outside the loop")
+		fmt.Sprintf("fail edge %s -> %s loops back without checking context.failure_class and no node of the loop has max_node_visits: "+
+			"the same failure repeating stops the run at failure_signature_limit (%d), but a failure whose message changes every round loops until run_timeout",
+			e.From, e.To, v.signatureLimit()),
+		fmt.Sprintf("bound the loop with max_node_visits=N on %s, or add && context.failure_class=transient_infra to this condition and route other failures out of the loop", e.To))
+}
+
+// unguardedRestart is the Kilroy guard on loop restarts, as a warning:
+// a restart is taken after any failure that selects it.
+func (v *validator) unguardedRestart(e *Edge) {
+	v.r.edge(RuleFailLoopGuard, e, attrPos(e.Attrs, "condition", e.Pos),
+		fmt.Sprintf("loop_restart edge %s -> %s restarts the run after a deterministic failure too (Kilroy restarts only on transient_infra): "+
+			"the same failure restarts until failure_signature_limit (%d), one that changes every time until max_restarts (%d)",
+			e.From, e.To, v.signatureLimit(), settingsOf(v.p).maxRestarts),
+		"add && context.failure_class=transient_infra to this condition if only infrastructure failures should restart, and route other failures out of the loop")
+}
+
+func (v *validator) signatureLimit() int {
+	if v.p.FailureSignatureLimit > 0 {
+		return v.p.FailureSignatureLimit
+	}
+	return 3
 }
 
 // failPath warns about a node whose outgoing edges are all conditional
@@ -61,6 +108,14 @@ func (v *validator) failPath(n *Node) {
 	v.r.node(RuleFailPathMissing, n, n.Pos,
 		fmt.Sprintf("no edge from %q matches a failed outcome: a failure there ends the run", n.ID),
 		fmt.Sprintf(`add an edge like %s -> FIX_STEP [condition="outcome=fail"], or set retry_target`, n.ID))
+}
+
+// sccs returns the strongly connected components, computed once.
+func (v *validator) sccs() []int {
+	if v.comp == nil {
+		v.comp = v.components()
+	}
+	return v.comp
 }
 
 // components labels each node with its strongly connected component

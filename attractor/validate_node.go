@@ -19,11 +19,7 @@ func (v *validator) shapeAndType(n *Node) {
 	if n.Type == "" {
 		// Shape is empty only on hand-built nodes, which set Kind directly.
 		if _, ok := shapeKind(n.Shape); !ok && n.Shape != "" {
-			fix := "use one of " + joinList(knownShapes()) + ", or set type="
-			if s := suggest(n.Shape, knownShapes()); s != "" {
-				fix = fmt.Sprintf("did you mean %q?", s)
-			}
-			v.r.node(RuleShapeKnown, n, attrPos(n.Attrs, "shape", n.Pos), fmt.Sprintf("unknown shape %q: no handler runs it", n.Shape), fix)
+			v.unknownShape(n)
 		}
 		return
 	}
@@ -38,6 +34,36 @@ func (v *validator) shapeAndType(n *Node) {
 	v.r.node(RuleTypeKnown, n, attrPos(n.Attrs, "type", n.Pos), fmt.Sprintf("unknown node type %q", n.Type), fix)
 }
 
+// unknownShape reports a shape without a handler: a near-miss of ours
+// that is no Graphviz shape is a typo (shape_known); Kilroy's loop
+// sentinels are refused (handler_supported); anything else runs as an
+// agent step (shape_agent).
+func (v *validator) unknownShape(n *Node) {
+	pos := attrPos(n.Attrs, "shape", n.Pos)
+	s := suggest(n.Shape, knownShapes())
+	for _, k := range knownShapes() {
+		if strings.EqualFold(k, n.Shape) {
+			s = k
+		}
+	}
+	switch {
+	case kilroyLoopShape(n.Shape):
+		v.r.node(RuleHandlerSupported, n, pos,
+			fmt.Sprintf("node %q: shape=%s is Kilroy's loop sentinel (loop.begin/loop.end), which kilroy-bot does not run", n.ID, n.Shape),
+			"write the loop with edges: drop the sentinels, have the deciding step write an outcome (continue or complete), "+
+				`route DECIDER -> FIRST_STEP [condition="outcome=continue"] and DECIDER -> NEXT [condition="outcome=complete"], `+
+				"and bound it with max_node_visits=N on FIRST_STEP")
+	case s != "" && !graphvizShape(n.Shape):
+		v.r.node(RuleShapeKnown, n, pos, fmt.Sprintf("unknown shape %q; did you mean %q?", n.Shape, s), fmt.Sprintf("write shape=%s", s))
+	default:
+		fix := "use one of " + joinList(knownShapes()) + ", or set type="
+		if s != "" {
+			fix = fmt.Sprintf("did you mean %q? Otherwise write shape=box for an agent step", s)
+		}
+		v.r.node(RuleShapeAgent, n, pos, fmt.Sprintf("shape %q has no handler of its own: node %q runs as a coding agent (shape=box)", n.Shape, n.ID), fix)
+	}
+}
+
 // supported checks handler_supported: a kind the dialect names but the
 // engine cannot run yet. The engine still fails such a node (see
 // managerLoopHandler); saying so here spares a run that would stop there.
@@ -47,8 +73,15 @@ func (v *validator) supported(n *Node) {
 		return
 	}
 	v.r.node(RuleHandlerSupported, n, n.Pos,
-		fmt.Sprintf("node %q: stack.manager_loop (shape=house) is not supported yet; a run would fail at this node", n.ID),
-		fmt.Sprintf("model the loop with edges instead: replace %s with the steps it would supervise and a condition edge back to the first of them", n.ID))
+		fmt.Sprintf("node %q: shape=house is the spec's manager loop (stack.manager_loop, §4.11), which kilroy-bot does not run; a run would fail at this node", n.ID),
+		managerLoopRewrite(n.ID))
+}
+
+// managerLoopRewrite shows the manager loop as edges.
+func managerLoopRewrite(id string) string {
+	return fmt.Sprintf("write the loop with edges: replace %s with the steps it supervises, e.g. "+
+		`work [prompt="...", max_node_visits=5]  (manager.max_cycles); check [shape=octagon, command="..."]  (the stop condition); `+
+		`work -> check; check -> NEXT [condition="outcome=success"]; check -> work [condition="outcome=fail"]`, id)
 }
 
 func (v *validator) knownType(t string) bool {
@@ -104,6 +137,9 @@ func (v *validator) retryTargets(n *Node) {
 
 // prompts checks prompt_on_llm_nodes and prompt_on_conditional.
 func (v *validator) prompts(n *Node) {
+	if n.Type == "" && kilroyLoopShape(n.Shape) {
+		return // handler_supported refuses the node
+	}
 	switch n.Kind {
 	case KindCodergen:
 		// A loaded node's prompt falls back to its label, which defaults

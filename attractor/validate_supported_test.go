@@ -11,8 +11,9 @@ import (
 // at the node, however it is selected; only a host that registered a
 // handler for the kind may use it.
 func TestValidateHandlerSupported(t *testing.T) {
-	const msg = `node "loop": stack.manager_loop (shape=house) is not supported yet; a run would fail at this node`
-	const fix = "model the loop with edges instead: replace loop with the steps it would supervise and a condition edge back to the first of them"
+	const msg = `node "loop": shape=house is the spec's manager loop (stack.manager_loop, §4.11), which kilroy-bot does not run; a run would fail at this node`
+	const fix = `write the loop with edges: replace loop with the steps it supervises, e.g. work [prompt="...", max_node_visits=5]  (manager.max_cycles); ` +
+		`check [shape=octagon, command="..."]  (the stop condition); work -> check; check -> NEXT [condition="outcome=success"]; check -> work [condition="outcome=fail"]`
 	want := func(line, col int) []Diagnostic {
 		return []Diagnostic{{Rule: RuleHandlerSupported, Severity: SeverityError, File: "ci.dot",
 			Line: line, Col: col, Node: "loop", Message: msg, Fix: fix}}

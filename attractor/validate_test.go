@@ -110,6 +110,16 @@ func TestValidateFailLoopGuard(t *testing.T) {
 		{"success edge back is no fail loop", base(
 			&Edge{From: "check", To: "implement", Condition: cond(t, "outcome=partial_success")},
 			&Edge{From: "check", To: "escalate", Condition: cond(t, "outcome=fail")}), nil},
+		{"diamond entered only on success never sees a failure", handBuilt(nodes(),
+			&Edge{From: "start", To: "implement"}, &Edge{From: "implement", To: "check", Condition: cond(t, "outcome=success")},
+			&Edge{From: "implement", To: "escalate", Condition: cond(t, "outcome=fail")},
+			&Edge{From: "check", To: "exit", Condition: cond(t, "outcome=success")},
+			&Edge{From: "check", To: "implement", Condition: cond(t, "outcome=fail")}), nil},
+		{"loop bounded by max_node_visits", func() *Pipeline {
+			p := base(&Edge{From: "check", To: "implement", Condition: cond(t, "outcome=fail")})
+			p.Nodes[1].MaxVisits = 5
+			return p
+		}(), nil},
 		{"unguarded loop_restart", base(
 			&Edge{From: "check", To: "escalate", Condition: cond(t, "outcome=fail")},
 			&Edge{From: "implement", To: "exit", Condition: cond(t, "outcome=fail"), LoopRestart: true}),

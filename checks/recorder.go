@@ -157,6 +157,9 @@ func finalState(o attractor.Outcome) (State, string) {
 	case attractor.StatusSkipped:
 		return StateSkipped, firstNonEmpty(o.Notes, o.FailureReason, "skipped by its handler")
 	}
+	if o.Status.Custom() {
+		return StateSuccess, "" // a routing decision such as needs_dod, not a failure
+	}
 	if failureClass(o) == attractor.ClassCanceled {
 		return StateCancelled, firstNonEmpty(o.FailureReason, "cancelled")
 	}

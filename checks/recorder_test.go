@@ -93,6 +93,15 @@ func TestRecorderHandlerSkip(t *testing.T) {
 	}
 }
 
+func TestRecorderCustomOutcomeIsSuccess(t *testing.T) {
+	s := newScript(t, ciDOT, RunInfo{})
+	s.pass("start", sha(1), "build", 0).start("build").
+		attempt("build", true, attractor.Outcome{Status: "needs_dod"}, 0)
+	if n := s.r.View().Node("build"); n.State != StateSuccess {
+		t.Errorf("build with custom outcome needs_dod: state %s, want %s", n.State, StateSuccess)
+	}
+}
+
 func TestRecorderResumeFillsCompleted(t *testing.T) {
 	// Resumed after build: this recorder hears only vet.
 	s := newScript(t, ciDOT, RunInfo{})

@@ -14,9 +14,9 @@ func (p *parser) attrLists() ([]Attr, error) {
 }
 
 // attrList parses one `[k=v, ...]` list, appending to attrs. Attributes
-// are separated by "," or ";" (Graphviz accepts both) and a trailing
-// separator is allowed; a missing separator is an error, because
-// `[label="x" shape=box]` is more often a typo than a style.
+// are separated by ",", ";" or whitespace alone, as Graphviz's grammar
+// allows (`[shape=box label="Fix"]` is common in hand-written pipelines),
+// and a trailing separator is fine.
 func (p *parser) attrList(attrs []Attr) ([]Attr, error) {
 	if err := p.next(); err != nil { // "["
 		return nil, err
@@ -35,7 +35,9 @@ func (p *parser) attrList(attrs []Attr) ([]Attr, error) {
 			if err := p.next(); err != nil {
 				return nil, err
 			}
-		case tRBrack:
+		case tRBrack, tIdent, tString:
+			// A key follows after whitespace (a quoted one is reported
+			// by attr).
 		default:
 			return nil, p.unexpected("%q or %q after attribute", "]", ",")
 		}

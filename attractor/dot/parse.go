@@ -13,8 +13,8 @@ const graphSyntax = "`digraph NAME { ... }`"
 // and messages. Any error is a *Error; Parse never panics.
 //
 // Where the dialect leaves room, Parse decides:
-//   - Attributes in a list are separated by "," or ";" (as in Graphviz); a
-//     trailing separator is fine, whitespace alone is an error.
+//   - Attributes in a list are separated by ",", ";" or whitespace alone
+//     (as in Graphviz); a trailing separator is fine.
 //   - Bare values are [A-Za-z_][A-Za-z0-9_.:/-]*; a "/" that starts a
 //     comment ("//", "/*") ends the value, as does "->". Values starting
 //     with a digit, "-" or "." must be numbers or durations.
@@ -130,11 +130,24 @@ func (p *parser) graphKeyword() error {
 	case t.kind == tIdent && strings.EqualFold(t.raw, "strict"):
 		return errorf(t.pos, "`strict` graphs are not supported: remove %q and write %s", t.raw, graphSyntax)
 	case t.kind == tIdent && strings.EqualFold(t.raw, "graph"):
-		return errorf(t.pos, "undirected graphs are not supported: write %s instead of %q", graphSyntax, t.raw)
+		return p.graphHeader(t)
 	case t.kind == tIdent && strings.EqualFold(t.raw, "digraph"):
 		return errorf(t.pos, "keywords are lower-case here: write \"digraph\" instead of %q", t.raw)
 	}
 	return errorf(t.pos, "file has no digraph: expected %s, found %s", graphSyntax, describe(t))
+}
+
+// graphHeader explains a file that starts with `graph`: either graph
+// attributes written outside any digraph (`graph [goal="..."]`, as docs
+// show them), or an undirected graph.
+func (p *parser) graphHeader(t token) error {
+	if err := p.next(); err != nil {
+		return err
+	}
+	if p.tok.kind == tLBrack {
+		return errorf(t.pos, "graph attributes outside a digraph: put `%s [...]` inside %s, e.g. digraph pipeline { graph [goal=\"...\"] ... }", t.raw, graphSyntax)
+	}
+	return errorf(t.pos, "undirected graphs are not supported: write %s instead of %q", graphSyntax, t.raw)
 }
 
 // optionalID parses the optional name after `digraph` or `subgraph`: a

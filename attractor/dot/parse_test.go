@@ -72,6 +72,18 @@ func TestParse(t *testing.T) {
 			}},
 		},
 		{
+			name: "attributes separated by whitespace, as Graphviz allows",
+			src:  "digraph G { a [shape=box label=\"Fix\"\n\tx=1; y=2] }",
+			want: &Graph{Pos: at(1, 1), ID: "G", IDPos: at(1, 9), Stmts: []Stmt{
+				&NodeStmt{ID: ident("a", 1, 13), Attrs: []Attr{
+					kv("shape", 1, 16, BareValue, "box", 1, 22),
+					kvs("label", 1, 26, "Fix", `"Fix"`, 1, 32),
+					kv("x", 2, 2, NumberValue, "1", 2, 4),
+					kv("y", 2, 7, NumberValue, "2", 2, 9),
+				}},
+			}},
+		},
+		{
 			name: "string escapes",
 			src:  `digraph G { a [prompt="q\"b\\s\nn\tt\d\."] }`,
 			want: &Graph{Pos: at(1, 1), ID: "G", IDPos: at(1, 9), Stmts: []Stmt{

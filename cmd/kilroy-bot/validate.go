@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 )
@@ -125,8 +126,9 @@ func writeText(w io.Writer, ds attractor.Diagnostics, sources map[string][]byte)
 	for _, d := range ds {
 		fmt.Fprintln(w, d.String())
 		if line, ok := sourceLine(sources[d.File], d.Line); ok {
-			fmt.Fprintf(w, "  %5d | %s\n", d.Line, line)
-			fmt.Fprintf(w, "        | %s^\n", caretPad(line, d.Col))
+			shown, pad := clipLine(line, d.Col)
+			fmt.Fprintf(w, "  %5d | %s\n", d.Line, shown)
+			fmt.Fprintf(w, "        | %s^\n", pad)
 		}
 		if d.Fix != "" {
 			fmt.Fprintf(w, "  fix: %s\n", d.Fix)
@@ -151,12 +153,48 @@ func sourceLine(src []byte, n int) (string, bool) {
 	return strings.TrimRight(string(src), "\r"), true
 }
 
+// maxShownLine is how many bytes of a source line a diagnostic shows:
+// generated pipelines put a whole prompt on one line of a thousand
+// characters or more, which would bury the caret.
+const maxShownLine = 160
+
+// clipLine returns the part of line to show, at most maxShownLine bytes
+// around byte column col with "…" where it was cut, and the white space
+// that puts a caret under col in it.
+func clipLine(line string, col int) (shown, pad string) {
+	if len(line) <= maxShownLine {
+		return line, caretPad(line, col)
+	}
+	at := min(max(col-1, 0), len(line))
+	start := max(at-maxShownLine/2, 0)
+	end := min(start+maxShownLine, len(line))
+	start = max(end-maxShownLine, 0)
+	for start > 0 && !utf8.RuneStart(line[start]) {
+		start++
+	}
+	for end < len(line) && !utf8.RuneStart(line[end]) {
+		end--
+	}
+	shown, pad = line[start:end], caretPad(line[start:end], at-start+1)
+	if start > 0 {
+		shown, pad = "…"+shown, " "+pad
+	}
+	if end < len(line) {
+		shown += "…"
+	}
+	return shown, pad
+}
+
 // caretPad returns the white space that puts a caret under byte column
-// col of line, keeping tabs so the caret lines up in a terminal.
+// col of line: one space per character before it, tabs kept so the caret
+// lines up in a terminal.
 func caretPad(line string, col int) string {
 	var b strings.Builder
-	for i := 0; i < col-1 && i < len(line); i++ {
-		if line[i] == '\t' {
+	for i, r := range line {
+		if i >= col-1 {
+			break
+		}
+		if r == '\t' {
 			b.WriteByte('\t')
 		} else {
 			b.WriteByte(' ')

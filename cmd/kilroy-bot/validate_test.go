@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -154,12 +155,77 @@ func TestValidateJSON(t *testing.T) {
 func TestValidateManagerLoop(t *testing.T) {
 	f := writeFiles(t, map[string]string{"ci.dot": strings.Replace(cleanDOT, `implement [prompt="Implement it"]`, `implement [shape=house]`, 1)})["ci.dot"]
 	code, out, _ := runV(f)
-	want := f + `:3:3: error: node "implement": stack.manager_loop (shape=house) is not supported yet; a run would fail at this node [handler_supported]` + "\n" +
+	want := f + `:3:3: error: node "implement": shape=house is the spec's manager loop (stack.manager_loop, §4.11), which kilroy-bot does not run; a run would fail at this node [handler_supported]` + "\n" +
 		"      3 |   implement [shape=house]\n" +
 		"        |   ^\n" +
-		"  fix: model the loop with edges instead: replace implement with the steps it would supervise and a condition edge back to the first of them\n" +
+		`  fix: write the loop with edges: replace implement with the steps it supervises, e.g. work [prompt="...", max_node_visits=5]  (manager.max_cycles); ` +
+		`check [shape=octagon, command="..."]  (the stop condition); work -> check; check -> NEXT [condition="outcome=success"]; check -> work [condition="outcome=fail"]` + "\n" +
 		"1 error, 0 warnings in 1 file\n"
 	if code != 1 || out != want {
 		t.Errorf("exit %d, output:\n%s\nwant exit 1, output:\n%s", code, out, want)
+	}
+}
+
+func TestClipLine(t *testing.T) {
+	long := strings.Repeat("a", 100) + "é" + strings.Repeat("b", 200) + "X" + strings.Repeat("c", 300)
+	x := strings.Index(long, "X") + 1 // byte column of X
+	for _, tc := range []struct {
+		name      string
+		line      string
+		col       int
+		wantAt    string // the text the caret must point at
+		wantStart bool   // "…" at the start
+		wantEnd   bool   // "…" at the end
+	}{
+		{"short line shown whole", "\ta [x=1 y=2]", 9, "y=2]", false, false},
+		{"cut on both sides", long, x, "X", true, true},
+		{"column near the start", long, 3, "aaaa", false, true},
+		{"column at the end", long, len(long), "c", true, false},
+		{"cut never splits a character", long, 182, "b", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			shown, pad := clipLine(tc.line, tc.col)
+			if n := len(strings.TrimSuffix(strings.TrimPrefix(shown, "…"), "…")); n > maxShownLine {
+				t.Errorf("shown %d bytes, want at most %d", n, maxShownLine)
+			}
+			if !utf8.ValidString(shown) {
+				t.Errorf("shown text is not valid UTF-8: %q", shown)
+			}
+			if got := strings.HasPrefix(shown, "…"); got != tc.wantStart {
+				t.Errorf("leading … = %v, want %v", got, tc.wantStart)
+			}
+			if got := strings.HasSuffix(shown, "…"); got != tc.wantEnd {
+				t.Errorf("trailing … = %v, want %v", got, tc.wantEnd)
+			}
+			runes := []rune(shown)
+			if len(pad) >= len(runes) || !strings.HasPrefix(string(runes[len(pad):]), tc.wantAt) {
+				t.Errorf("caret after %d characters points at %q, want %q", len(pad), string(runes[min(len(pad), len(runes)):]), tc.wantAt)
+			}
+		})
+	}
+}
+
+func TestValidateLongLineIsCut(t *testing.T) {
+	prompt := strings.Repeat("do the thing. ", 100)
+	src := "digraph ci {\n  start [shape=Mdiamond]\n  exit [shape=Msquare]\n" +
+		`  work [prompt="` + prompt + `", max_retries=-1, label="` + prompt + `"]` +
+		"\n  start -> work -> exit\n}\n"
+	f := writeFiles(t, map[string]string{"ci.dot": src})["ci.dot"]
+	code, out, _ := runV(f)
+	if code != 1 {
+		t.Fatalf("exit code %d, want 1:\n%s", code, out)
+	}
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if utf8.RuneCountInString(l) > maxShownLine+20 && !strings.HasPrefix(l, f) {
+			t.Errorf("line %d is %d characters long: %.80q…", i, len(l), l)
+		}
+		if strings.HasPrefix(l, "      4 | ") && i+1 < len(lines) {
+			shown := []rune(strings.TrimPrefix(l, "      4 | "))
+			caret := strings.Index(lines[i+1], "^") - len("        | ")
+			if caret < 0 || caret >= len(shown) || !strings.HasPrefix(string(shown[caret:]), "-1,") {
+				t.Errorf("caret does not point at the value -1:\n%s\n%s", l, lines[i+1])
+			}
+		}
 	}
 }

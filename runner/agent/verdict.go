@@ -87,7 +87,7 @@ func finalVerdict(req attractor.AgentRequest, final string) attractor.Outcome {
 // status file or a marker.
 func explicitSuccess(req attractor.AgentRequest, final string) bool {
 	if st, ok := statusFileStatus(req); ok {
-		return st == attractor.StatusSuccess || st == attractor.StatusPartialSuccess
+		return st.Succeeded() // a custom outcome (needs_fix) is a verdict too
 	}
 	st, ok := outcomeMarker(final)
 	return ok && st == attractor.StatusSuccess
