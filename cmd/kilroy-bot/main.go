@@ -25,6 +25,7 @@ commands:
   resume RUN_DIR                  continue an interrupted run from its last checkpoint
   serve [flags]                   run the GitHub App server (serve -h lists the settings);
                                   exit 0 after a graceful shutdown, 1 on failure, 2 bad settings
+  version                         print the version and the commit it was built from (also --version)
   help                            show this text
 `
 
@@ -50,6 +51,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return resumeLocal(ctx, args[1:], stdout, stderr)
 	case "serve":
 		return runServe(ctx, args[1:], os.Getenv, stdout, stderr)
+	case "version", "--version", "-version":
+		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
