@@ -7,8 +7,18 @@ package schema
 
 import _ "embed"
 
-// ConfigURL is the `$id` of the repository configuration schema.
-const ConfigURL = "https://github.com/kilroy-bot/kilroy-bot/schema/config.schema.json"
+// ConfigURL is the `$id` of the repository configuration schema: where the
+// file is served, raw, from the main branch, so that an editor following
+// ConfigModeline fetches the very schema the bot checks against.
+const ConfigURL = RawBase + "config.schema.json"
+
+// RawBase is where the files of this directory are served from.
+const RawBase = "https://raw.githubusercontent.com/kilroy-bot/kilroy-bot/main/schema/"
+
+// ConfigModeline is the first line of the config.yml templates: it tells
+// yaml-language-server (VS Code's YAML extension, Neovim, Helix, …) which
+// schema to complete and check the file with.
+const ConfigModeline = "# yaml-language-server: $schema=" + ConfigURL
 
 //go:embed config.schema.json
 var configSchema string

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -105,5 +107,23 @@ func TestConfigReturnsCopy(t *testing.T) {
 	a[0] = 'x'
 	if b := Config(); b[0] != '{' {
 		t.Errorf("Config() shares memory between calls: first byte %q", b[0])
+	}
+}
+
+// The $id is where this package's file is served raw from the main
+// branch: an editor that follows the yaml-language-server line fetches the
+// schema the bot checks with, not a page that serves nothing.
+func TestConfigURLServesThisFile(t *testing.T) {
+	const module = "github.com/kilroy-bot/kilroy-bot"
+	want := "https://raw.githubusercontent.com/" + strings.TrimPrefix(module, "github.com/") + "/main/schema/"
+	if RawBase != want {
+		t.Errorf("RawBase = %q, want %q (the raw URL of this directory on main)", RawBase, want)
+	}
+	name := strings.TrimPrefix(ConfigURL, RawBase)
+	if _, err := os.Stat(name); err != nil || name == ConfigURL {
+		t.Errorf("ConfigURL %q does not name a file of this directory: %v", ConfigURL, err)
+	}
+	if want := "# yaml-language-server: $schema=" + ConfigURL; ConfigModeline != want {
+		t.Errorf("ConfigModeline = %q, want %q", ConfigModeline, want)
 	}
 }

@@ -18,6 +18,8 @@ import (
 const usage = `usage: kilroy-bot <command> [arguments]
 
 commands:
+  init [--template NAME] [--repo DIR] [--force]
+                                  write a starter pipeline into .kilroy/ (init -h lists the templates)
   validate [--json] FILE.dot...   check pipelines; exit 0 clean or warnings, 1 errors, 2 usage
   run [--repo DIR] [--graph NAME|PATH] [--run-dir DIR] [--answer NODE=LABEL] [--yes]
                                   run a pipeline on the repository's HEAD in a fresh worktree;
@@ -43,6 +45,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch args[0] {
+	case "init":
+		return runInit(args[1:], stdout, stderr)
 	case "validate":
 		return runValidate(ctx, args[1:], stdout, stderr)
 	case "run":
