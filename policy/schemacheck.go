@@ -106,8 +106,7 @@ func (s *configSchema) explain(e *jsonschema.ValidationError, at keyPath) fieldE
 	case *kind.Required:
 		return fieldError{path: at, msg: fmt.Sprintf("missing key %q %s", k.Missing[0], inPath(at)) + hintSuffix(s.description(e.SchemaURL, "properties", k.Missing[0]))}
 	case *kind.AdditionalProperties:
-		return fieldError{path: at.with(k.Properties[0]), msg: fmt.Sprintf("unknown key %q %s (known: %s)",
-			k.Properties[0], inPath(at), strings.Join(s.propertyNames(e.SchemaURL), ", "))}
+		return fieldError{path: at.with(k.Properties[0]), msg: unknownKeyMsg(k.Properties[0], at, s.propertyNames(e.SchemaURL))}
 	case *kind.Const:
 		return fieldErrorf(at, "must be %s, got %s%s", showValue(k.Want), showValue(k.Got), hintSuffix(hint))
 	case *kind.Enum:
