@@ -20,7 +20,9 @@ const usage = `usage: kilroy-bot <command> [arguments]
 commands:
   init [--template NAME] [--repo DIR] [--force]
                                   write a starter pipeline into .kilroy/ (init -h lists the templates)
-  validate [--json] FILE.dot...   check pipelines; exit 0 clean or warnings, 1 errors, 2 usage
+  validate [--json] [--repo DIR] [FILE...]
+                                  check pipelines and config.yml (default: the repository's .kilroy/);
+                                  exit 0 clean or warnings, 1 errors, 2 usage
   run [--repo DIR] [--graph NAME|PATH] [--run-dir DIR] [--answer NODE=LABEL] [--yes]
                                   run a pipeline on the repository's HEAD in a fresh worktree;
                                   exit 0 success, 1 pipeline failed, 2 usage or config error
