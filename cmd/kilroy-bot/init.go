@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -44,6 +43,10 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 	force := fs.Bool("force", false, "")
 	if code, ok := parseFlags(fs, args, "init", initUsage, stdout, stderr); !ok {
 		return code
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "kilroy-bot init: unexpected argument %q: pass the template with --template\n\n%s", fs.Arg(0), initUsage)
+		return 2
 	}
 	root := repoRoot(*repo)
 	if *name == "" {
@@ -160,23 +163,4 @@ func initNext(root string, files []templates.File) string {
 		}
 	}
 	return b.String()
-}
-
-// parseFlags parses a subcommand's flags. -h prints usage on stdout (exit
-// 0); a bad flag prints the error and usage on stderr (exit 2). ok says
-// whether to go on.
-func parseFlags(fs *flag.FlagSet, args []string, cmd, usage string, stdout, stderr io.Writer) (code int, ok bool) {
-	err := fs.Parse(args)
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		fmt.Fprint(stdout, usage)
-		return 0, false
-	case err != nil:
-		fmt.Fprintf(stderr, "kilroy-bot %s: %v\n\n%s", cmd, err, usage)
-		return 2, false
-	case fs.NArg() > 0:
-		fmt.Fprintf(stderr, "kilroy-bot %s: unexpected argument %q\n\n%s", cmd, fs.Arg(0), usage)
-		return 2, false
-	}
-	return 0, true
 }

@@ -8,6 +8,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -66,4 +68,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kilroy-bot: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
+}
+
+// parseFlags parses a subcommand's flags, all of them described in usage
+// (not in Go's flag dump): -h and --help print usage on stdout (exit 0); a
+// bad flag prints the error and usage on stderr (exit 2). ok says whether
+// to go on; arguments left over are the caller's to check.
+func parseFlags(fs *flag.FlagSet, args []string, cmd, usage string, stdout, stderr io.Writer) (code int, ok bool) {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, usage)
+		return 0, false
+	case err != nil:
+		fmt.Fprintf(stderr, "kilroy-bot %s: %v\n\n%s", cmd, err, usage)
+		return 2, false
+	}
+	return 0, true
 }

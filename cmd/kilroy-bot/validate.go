@@ -37,7 +37,7 @@ Exit status: 0 clean or warnings only, 1 errors, 2 usage or unreadable file.
 // files); usage and unreadable files are reported on stderr.
 func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	va, err := parseValidateArgs(args)
-	if errors.Is(err, flag.ErrHelp) {
+	if errors.Is(err, flag.ErrHelp) { // -h, --help
 		fmt.Fprint(stdout, validateUsage)
 		return 0
 	}
