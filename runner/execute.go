@@ -28,7 +28,7 @@ func (p *Prepared) Execute(ctx context.Context, o LocalOptions) (*attractor.RunR
 	}
 	defer progFile.Close()
 	prog := NewProgress(progFile, o.Live)
-	if err := prog.RunStarted(p.RunID, p.Name, p.Branch, p.BaseSHA); err != nil {
+	if err := prog.RunStarted(p.RunID, p.Name, p.Branch, p.BaseSHA, string(p.Dir)); err != nil {
 		return nil, err
 	}
 	host := &nodeHost{
