@@ -177,6 +177,9 @@ func checkRepo(ctx context.Context, git *gitops.Git, repoDir string) (root, head
 		return "", "", fmt.Errorf("%w: %v", ErrUsage, err)
 	}
 	head, err = git.HeadSHA(ctx, root)
+	if errors.Is(err, gitops.ErrNoCommit) {
+		return "", "", fmt.Errorf("%w: %s has no commit yet: a run starts from HEAD, so commit your files first (git add -A && git commit -m 'First commit')", ErrUsage, root)
+	}
 	if err != nil {
 		return "", "", fmt.Errorf("%w: %v", ErrUsage, err)
 	}

@@ -99,11 +99,13 @@ func TestRunCommand(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		files      map[string]string // nil: not a repository
+		noCommit   bool              // a repository without commits (files unused)
 		args       []string          // after run --repo R --run-dir D
 		stage      bool              // stage a change before the run
 		wantCode   int
 		wantStdout []string
 		wantStderr []string
+		notStderr  []string // internals a user should not have to read
 	}{
 		{
 			name:       "passing pipeline",
@@ -163,6 +165,13 @@ func TestRunCommand(t *testing.T) {
 			wantStderr: []string{"not a git repository"},
 		},
 		{
+			name:       "repository without a commit",
+			noCommit:   true,
+			wantCode:   2,
+			wantStderr: []string{"has no commit yet", "commit your files first"},
+			notStderr:  []string{"gitops", "rev-parse", "exit 1"},
+		},
+		{
 			name:       "unknown pipeline",
 			files:      map[string]string{".kilroy/ci.dot": passing, ".kilroy/deploy.dot": passing},
 			args:       []string{"--graph", "deplyo"},
@@ -180,6 +189,9 @@ func TestRunCommand(t *testing.T) {
 			repo := t.TempDir()
 			if tc.files != nil {
 				repo = newRepo(t, tc.files)
+			}
+			if tc.noCommit {
+				gitT(t, repo, "init", "--quiet")
 			}
 			if tc.stage {
 				if err := os.WriteFile(filepath.Join(repo, "staged.txt"), []byte("x"), 0o644); err != nil {
@@ -201,6 +213,11 @@ func TestRunCommand(t *testing.T) {
 			for _, w := range tc.wantStderr {
 				if !strings.Contains(stderr, w) {
 					t.Errorf("stderr does not say %q:\n%s", w, stderr)
+				}
+			}
+			for _, w := range tc.notStderr {
+				if strings.Contains(stderr, w) {
+					t.Errorf("stderr says %q:\n%s", w, stderr)
 				}
 			}
 			if tc.wantCode == 2 {
