@@ -109,7 +109,7 @@ func prepareIn(ctx context.Context, o LocalOptions, runID string, dir RunDir) (*
 	if err != nil {
 		return nil, err
 	}
-	sel, err := selectPipeline(ctx, git, repo, head, o.Graph)
+	sel, err := selectLocal(ctx, git, repo, head, o.Graph)
 	if err != nil {
 		return nil, err
 	}

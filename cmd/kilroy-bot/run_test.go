@@ -129,6 +129,17 @@ func TestRunCommand(t *testing.T) {
 			wantStderr: []string{"kilroy/run/ok/"},
 		},
 		{
+			name: "pipeline by path that config.yml does not name",
+			files: map[string]string{
+				".kilroy/config.yml":  "version: 1\npipelines:\n  ci: {}\n",
+				".kilroy/ci.dot":      failing,
+				"experiments/try.dot": passing,
+			},
+			args:       []string{"--graph", "experiments/try.dot"},
+			wantCode:   0,
+			wantStderr: []string{"kilroy/run/try/"},
+		},
+		{
 			name: "pipeline with a warning",
 			files: map[string]string{".kilroy/ci.dot": dotFor(`
   orphan [shape=parallelogram, tool_command="true"]
