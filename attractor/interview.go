@@ -154,14 +154,20 @@ func notAChoice(line string, choices []Choice) string {
 		return msg
 	}
 	msg = fmt.Sprintf("%q is none of the choices: %s", line, msg)
+	if s := SuggestChoice(line, choices); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return msg
+}
+
+// SuggestChoice returns the label, without its accelerator prefix, of the
+// choice answer most likely meant; "" when none is close.
+func SuggestChoice(answer string, choices []Choice) string {
 	labels := make([]string, len(choices))
 	for i, ch := range choices {
 		labels[i] = normalizeEdgeLabel(ch.Label)
 	}
-	if s := suggest(normalizeEdgeLabel(line), labels); s != "" {
-		msg += fmt.Sprintf("; did you mean %q?", s)
-	}
-	return msg
+	return suggest(normalizeEdgeLabel(answer), labels)
 }
 
 // MatchChoice finds the choice answer names, by the rule the engine

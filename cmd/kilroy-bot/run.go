@@ -146,7 +146,7 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 	o := runner.LocalOptions{
 		DataDir: f.dataDir, GitPath: f.gitPath, Live: stderr,
 		Env:         runner.EnvInputs{Host: host, SecretNames: botSecretNames},
-		Interviewer: f.interviewer(stderr),
+		Interviewer: f.interviewer(stderr), Answers: f.answers.m,
 	}
 	if f.agents == "" {
 		return o, nil
@@ -186,7 +186,7 @@ func (f *localFlags) interviewer(stderr io.Writer) attractor.Interviewer {
 	} else if isTerminal(os.Stdin) {
 		fallback = attractor.NewConsole(os.Stdin, stderr)
 	}
-	return runner.Answers{ByNode: f.answers.m, Fallback: fallback}
+	return fallback
 }
 
 // execute runs a prepared run with the report recorder listening, then

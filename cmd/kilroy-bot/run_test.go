@@ -270,7 +270,7 @@ func TestRunAnswer(t *testing.T) {
 	}{
 		{[]string{"--answer", "gate=Approve"}, "shipped.txt"},
 		{[]string{"--answer", "gate=r"}, "fixed.txt"},
-		{[]string{"--answer", "other=r", "--yes"}, "shipped.txt"}, // the first choice
+		{[]string{"--yes"}, "shipped.txt"}, // the first choice
 	} {
 		t.Run(strings.Join(tc.flag, " "), func(t *testing.T) {
 			repo := newRepo(t, map[string]string{".kilroy/ci.dot": dot})
@@ -281,6 +281,35 @@ func TestRunAnswer(t *testing.T) {
 			}
 			if diff := cmp.Diff(runBranchFiles(t, repo), []string{".kilroy/ci.dot", tc.want}); diff != "" {
 				t.Errorf("run branch files (-got +want):\n%s", diff)
+			}
+		})
+	}
+	// Answers the pipeline cannot use are refused before anything runs.
+	for _, tc := range []struct {
+		answer string
+		want   []string
+	}{
+		{"nosuch=yes", []string{`--answer nosuch=yes: pipeline ci has no node "nosuch" (human gates: gate)`}},
+		{"gaet=Approve", []string{`did you mean "gate"?`}},
+		{"ship=Approve", []string{`node "ship" is not a human gate`}},
+		{"gate=aprove", []string{"gate gate offers [A] Approve, [R] Request changes", `did you mean "approve"?`}},
+	} {
+		t.Run("refused "+tc.answer, func(t *testing.T) {
+			repo := newRepo(t, map[string]string{".kilroy/ci.dot": dot})
+			code, stdout, stderr := runCmd("run", "--repo", repo, "--run-dir", filepath.Join(t.TempDir(), "run"), "--answer", tc.answer)
+			if code != 2 || stdout != "" {
+				t.Errorf("exit code %d, stdout %q; want 2 and no report\n%s", code, stdout, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr does not say %q:\n%s", w, stderr)
+				}
+			}
+			if strings.Contains(stderr, " started") {
+				t.Errorf("a node started:\n%s", stderr)
+			}
+			if got := gitT(t, repo, "branch", "--list", "kilroy/*"); got != "" {
+				t.Errorf("run branches left: %s", got)
 			}
 		})
 	}
