@@ -169,8 +169,8 @@ func loadAgents(path string) (agent.Config, error) {
 		return agent.Config{}, fmt.Errorf("--agents: %w", err)
 	}
 	var p serverPolicy
-	if err := decodePolicy(data, &p); err != nil {
-		return agent.Config{}, fmt.Errorf("--agents %s: %w", path, err)
+	if err := decodePolicy(path, data, &p); err != nil {
+		return agent.Config{}, fmt.Errorf("--agents: %w", err)
 	}
 	return p.Agents, nil
 }
