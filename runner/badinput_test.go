@@ -83,6 +83,13 @@ func TestBadInput(t *testing.T) {
 			fix:   func(*testing.T, string) string { return ".kilroy/deploy.dot" },
 		},
 		{
+			name:  "graph path without its directory",
+			files: map[string]string{".kilroy/deploy.dot": okDot},
+			graph: "deploy.dot",
+			want:  []string{"deploy.dot is not in commit", `did you mean ".kilroy/deploy.dot"?`},
+			fix:   func(*testing.T, string) string { return ".kilroy/deploy.dot" },
+		},
+		{
 			name: "graph path not committed yet, with a config that does not name it",
 			files: map[string]string{
 				".kilroy/config.yml": "version: 1\npipelines:\n  ci: {}\n",

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
@@ -52,20 +53,25 @@ func selectLocal(ctx context.Context, git *gitops.Git, repo, rev, want string) (
 	return parsePipeline(cfg, name, one[name], src)
 }
 
-// nearbyGraph suggests a .dot file of commit rev in the directory file
-// names, "" when none is close.
+// nearbyGraph suggests a .dot file of commit rev: the one of the same
+// name in .kilroy/ (--graph ci.dot for .kilroy/ci.dot), else a near miss
+// in the directory file names; "" when none is close.
 func nearbyGraph(ctx context.Context, git *gitops.Git, repo, rev, file string) string {
-	files, err := git.ListFilesAt(ctx, repo, rev, path.Dir(file))
+	kilroy := dotFiles(ctx, git, repo, rev, ".kilroy")
+	if f := path.Join(".kilroy", path.Base(file)); slices.Contains(kilroy, f) {
+		return f
+	}
+	return attractor.Suggest(file, dotFiles(ctx, git, repo, rev, path.Dir(file)))
+}
+
+// dotFiles lists the .dot files directly in dir at rev; none when the
+// directory is not in the commit.
+func dotFiles(ctx context.Context, git *gitops.Git, repo, rev, dir string) []string {
+	files, err := git.ListFilesAt(ctx, repo, rev, dir)
 	if err != nil {
-		return "" // the directory is not in the commit either
+		return nil
 	}
-	var dots []string
-	for _, f := range files {
-		if strings.HasSuffix(f, ".dot") {
-			dots = append(dots, f)
-		}
-	}
-	return attractor.Suggest(file, dots)
+	return slices.DeleteFunc(files, func(f string) bool { return !strings.HasSuffix(f, ".dot") })
 }
 
 // graphFile turns --graph into a slash-separated repository-relative path
