@@ -56,6 +56,10 @@ func humanHandler(ctx context.Context, s *Stage) (Outcome, error) {
 	}, nil
 }
 
+// HumanChoices returns the choices the wait.human node id offers, as the
+// engine will ask them, so a host can check answers given up front.
+func (p *Pipeline) HumanChoices(id string) []Choice { return humanChoices(p.Outgoing(id)) }
+
 // humanChoices offers each outgoing edge once, labelled by its label or
 // else its target.
 func humanChoices(edges []*Edge) []Choice {

@@ -89,7 +89,9 @@ func (q *Queue) Asked() []Question {
 }
 
 // Console asks on a text stream: it prints the question and numbered
-// choices to w and reads one line from r (a number, key, label or node ID).
+// choices to w and reads lines from r (a number, key, label or node ID)
+// until one names a choice: a typo at the prompt asks again rather than
+// failing the gate.
 type Console struct {
 	mu sync.Mutex
 	r  *bufio.Reader
@@ -101,7 +103,8 @@ func NewConsole(r io.Reader, w io.Writer) *Console {
 	return &Console{r: bufio.NewReader(r), w: w}
 }
 
-// Ask prints q and reads one answer line. End of input skips.
+// Ask prints q and reads answer lines until one names a choice. End of
+// input skips.
 func (c *Console) Ask(ctx context.Context, q Question) (Answer, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -112,19 +115,59 @@ func (c *Console) Ask(ctx context.Context, q Question) (Answer, error) {
 	for i, ch := range q.Choices {
 		fmt.Fprintf(c.w, "  %d) %s\n", i+1, choiceText(ch))
 	}
-	fmt.Fprint(c.w, "Select: ")
-	line, err := c.r.ReadString('\n')
-	line = strings.TrimSpace(line)
-	if line == "" && err != nil {
-		if err == io.EOF {
+	for {
+		fmt.Fprint(c.w, "Select: ")
+		line, err := c.r.ReadString('\n')
+		line = strings.TrimSpace(line)
+		if line == "" && err == io.EOF {
 			return Answer{Skipped: true}, nil
 		}
-		return Answer{}, fmt.Errorf("read answer: %w", err)
+		if err != nil && err != io.EOF {
+			return Answer{}, fmt.Errorf("read answer: %w", err)
+		}
+		if a, ok := consoleAnswer(line, q.Choices); ok {
+			return a, nil
+		}
+		fmt.Fprintf(c.w, "%s\n", notAChoice(line, q.Choices))
+		if err := ctx.Err(); err != nil {
+			return Answer{}, err
+		}
 	}
-	if n, convErr := strconv.Atoi(line); convErr == nil && n >= 1 && n <= len(q.Choices) {
-		return Answer{Choice: q.Choices[n-1].Label}, nil
+}
+
+// consoleAnswer reads a typed line as a choice's number or as anything
+// MatchChoice accepts.
+func consoleAnswer(line string, choices []Choice) (Answer, bool) {
+	if n, err := strconv.Atoi(line); err == nil && n >= 1 && n <= len(choices) {
+		return Answer{Choice: choices[n-1].Label}, true
 	}
-	return Answer{Choice: line}, nil
+	if _, ok := matchChoice(Answer{Choice: line}, choices); ok {
+		return Answer{Choice: line}, true
+	}
+	return Answer{}, false
+}
+
+// notAChoice says what to type instead of line, with the nearest label.
+func notAChoice(line string, choices []Choice) string {
+	msg := fmt.Sprintf("type its number (1-%d), key or label", len(choices))
+	if line == "" {
+		return msg
+	}
+	msg = fmt.Sprintf("%q is none of the choices: %s", line, msg)
+	if s := SuggestChoice(line, choices); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return msg
+}
+
+// SuggestChoice returns the label, without its accelerator prefix, of the
+// choice answer most likely meant; "" when none is close.
+func SuggestChoice(answer string, choices []Choice) string {
+	labels := make([]string, len(choices))
+	for i, ch := range choices {
+		labels[i] = normalizeEdgeLabel(ch.Label)
+	}
+	return suggest(normalizeEdgeLabel(answer), labels)
 }
 
 // MatchChoice finds the choice answer names, by the rule the engine

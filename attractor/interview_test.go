@@ -32,6 +32,54 @@ func TestConsoleInterviewer(t *testing.T) {
 	}
 }
 
+// TestConsoleAsksAgain: an answer that names no choice (a typo, an empty
+// line) is asked again instead of ending the run at the gate.
+func TestConsoleAsksAgain(t *testing.T) {
+	for _, tc := range []struct {
+		name, input string
+		want        Answer
+		wantOut     []string
+	}{
+		{
+			name:    "typo then label",
+			input:   "aprove\napprove\n",
+			want:    Answer{Choice: "approve"},
+			wantOut: []string{`"aprove" is none of the choices: type its number (1-2), key or label; did you mean "approve"?`, "Select: "},
+		},
+		{
+			name:    "empty line then number",
+			input:   "\n2\n",
+			want:    Answer{Choice: "[R] Request changes"},
+			wantOut: []string{"type its number (1-2), key or label\n"},
+		},
+		{
+			name:    "out of range then end of input",
+			input:   "7\n",
+			want:    Answer{Skipped: true},
+			wantOut: []string{`"7" is none of the choices`},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out bytes.Buffer
+			got, err := NewConsole(strings.NewReader(tc.input), &out).Ask(context.Background(), gateQuestion)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(got, tc.want); diff != "" {
+				t.Errorf("answer (-got +want):\n%s", diff)
+			}
+			for _, w := range tc.wantOut {
+				if !strings.Contains(out.String(), w) {
+					t.Errorf("console output does not say %q:\n%s", w, out.String())
+				}
+			}
+			if n := strings.Count(out.String(), "[?] Ship it?"); n != 1 {
+				t.Errorf("question printed %d times, want once:\n%s", n, out.String())
+			}
+		})
+	}
+}
+
 func TestConsoleChoiceText(t *testing.T) {
 	for _, tt := range []struct {
 		ch   Choice

@@ -15,7 +15,9 @@
 //     attractor listeners, so Listener is one more listener of every run;
 //   - kilroy_github_api_requests_total{status}: RoundTripper wraps the
 //     transport the GitHub client sends with, so every attempt (retries
-//     included) is counted by the status code GitHub answered.
+//     included) is counted by the status code GitHub answered;
+//   - kilroy_build_info{version,revision,goversion}: always 1, so that
+//     dashboards can tell which build each replica runs (Options.Build).
 //
 // Label values come from small fixed sets (event names, results, node kinds,
 // outcome statuses, HTTP status codes): anything outside a set is counted
@@ -41,6 +43,7 @@ const (
 	NameRuns         = "kilroy_runs_total"
 	NameNodeDuration = "kilroy_node_duration_seconds"
 	NameGitHubCalls  = "kilroy_github_api_requests_total"
+	NameBuildInfo    = "kilroy_build_info"
 )
 
 // defaultDepthTimeout bounds one queue depth query during a scrape, so that
@@ -57,6 +60,15 @@ type Options struct {
 	IntakeDepth func(ctx context.Context) (int, error)
 	// DepthTimeout bounds each QueueDepth and IntakeDepth call (default 2s).
 	DepthTimeout time.Duration
+	// Build labels kilroy_build_info; empty labels read "unknown".
+	Build BuildInfo
+}
+
+// BuildInfo says which build a server runs.
+type BuildInfo struct {
+	Version   string // module version, such as v1.2.0 or (devel)
+	Revision  string // commit hash
+	GoVersion string // such as go1.26.0
 }
 
 // Metrics are the collectors of one server. Methods are safe for
@@ -93,7 +105,7 @@ func New(reg prometheus.Registerer, opts Options) (*Metrics, error) {
 			Help: "GitHub API requests by HTTP status code (\"error\" when no response arrived); every attempt counts.",
 		}, []string{"status"}),
 	}
-	cs := []prometheus.Collector{m.deliveries, m.runs, m.nodeDuration, m.githubCalls}
+	cs := []prometheus.Collector{m.deliveries, m.runs, m.nodeDuration, m.githubCalls, buildInfoGauge(opts.Build)}
 	timeout := cmp.Or(opts.DepthTimeout, defaultDepthTimeout)
 	if opts.QueueDepth != nil {
 		cs = append(cs, &depthCollector{depth: opts.QueueDepth, timeout: timeout,
@@ -136,6 +148,16 @@ func (c *depthCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(n))
+}
+
+// buildInfoGauge is the constant kilroy_build_info series.
+func buildInfoGauge(b BuildInfo) prometheus.Collector {
+	g := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Name: NameBuildInfo,
+		Help: "Always 1; its labels say which build of kilroy-bot is running.",
+	}, []string{"version", "revision", "goversion"})
+	g.WithLabelValues(cmp.Or(b.Version, "unknown"), cmp.Or(b.Revision, "unknown"), cmp.Or(b.GoVersion, "unknown")).Set(1)
+	return g
 }
 
 // knownOr returns v when it is in set, else "other".

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
@@ -209,5 +210,32 @@ func TestNewRegistersOnce(t *testing.T) {
 	}
 	if _, err := metrics.New(nil, metrics.Options{}); err == nil {
 		t.Error("New(nil): no error")
+	}
+}
+
+func TestBuildInfo(t *testing.T) {
+	tests := []struct {
+		name  string
+		build metrics.BuildInfo
+		want  string
+	}{
+		{"stamped", metrics.BuildInfo{Version: "v1.2.0", Revision: "0123abcd", GoVersion: "go1.26.0"},
+			"kilroy_build_info goversion=go1.26.0 revision=0123abcd version=v1.2.0 1"},
+		{"nothing known", metrics.BuildInfo{},
+			"kilroy_build_info goversion=unknown revision=unknown version=unknown 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, reg := newMetrics(t, metrics.Options{Build: tt.build})
+			var got []string
+			for line := range strings.Lines(exposition(t, reg)) {
+				if strings.HasPrefix(line, metrics.NameBuildInfo+" ") {
+					got = append(got, strings.TrimSuffix(line, "\n"))
+				}
+			}
+			if diff := cmp.Diff(got, []string{tt.want}); diff != "" {
+				t.Errorf("build info series (-got +want):\n%s", diff)
+			}
+		})
 	}
 }

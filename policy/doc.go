@@ -62,6 +62,10 @@
 // Defaults are applied in one place (see withDefaults). A repository without
 // the file gets DefaultRepoConfig.
 //
+// DecodeYAML reads other configuration files (the server policy file) the
+// same way, against a schema and Go type of the caller's, and its Located
+// places the problems the caller finds afterwards at their keys.
+//
 // The package does no I/O beyond reading the fs.FS it is handed and never
 // reads the process environment: callers pass the host environment in.
 package policy

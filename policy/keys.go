@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor"
 )
 
 // legacyKeys maps keys of older configurations to their replacement.
@@ -57,8 +59,17 @@ func unknownKey(k, v *yaml.Node, t reflect.Type, at keyPath) fieldError {
 			}
 		}
 	}
-	return fieldError{node: k, path: p, msg: fmt.Sprintf("unknown key %q %s (known: %s)",
-		k.Value, inPath(at), strings.Join(yamlKeys(t), ", "))}
+	return fieldError{node: k, path: p, msg: unknownKeyMsg(k.Value, at, yamlKeys(t))}
+}
+
+// unknownKeyMsg names the key, where it is, the keys known there and the
+// nearest of them.
+func unknownKeyMsg(key string, at keyPath, known []string) string {
+	msg := fmt.Sprintf("unknown key %q %s (known: %s)", key, inPath(at), strings.Join(known, ", "))
+	if s := attractor.Suggest(key, known); s != "" {
+		msg += fmt.Sprintf("; did you mean %q?", s)
+	}
+	return msg
 }
 
 func inPath(at keyPath) string {

@@ -25,26 +25,16 @@ func ParseRepoConfig(file string, data []byte) (*RepoConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	if errs := doc.convert(); len(errs) > 0 {
-		return nil, doc.placeAll(errs)
-	}
-	if errs := checkKeys(doc.root, reflect.TypeFor[fileConfig](), nil); len(errs) > 0 {
-		return nil, doc.placeAll(errs)
-	}
 	sch, err := newConfigSchema()
 	if err != nil {
 		return nil, fmt.Errorf("parse %s: %w", file, err)
 	}
-	errs, err := sch.check(doc.val)
-	if err != nil {
-		return nil, fmt.Errorf("parse %s: %w", file, err)
-	}
-	if len(errs) > 0 {
-		return nil, doc.placeAll(errs)
+	if err := doc.check(reflect.TypeFor[fileConfig](), sch); err != nil {
+		return nil, err
 	}
 	var f fileConfig
-	if err := doc.root.Decode(&f); err != nil {
-		return nil, ConfigErrors{{File: file, Line: doc.root.Line, Col: doc.root.Column, Msg: err.Error()}}
+	if err := doc.decode(&f); err != nil {
+		return nil, err
 	}
 	if errs := validateFile(f); len(errs) > 0 {
 		return nil, doc.placeAll(errs)

@@ -16,28 +16,35 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/schema"
 )
 
-// configSchema is the compiled schema of `.kilroy/config.yml` with its raw
-// document, from which error messages borrow descriptions as hints.
+// configSchema is a compiled schema (of `.kilroy/config.yml`, or of
+// another file DecodeYAML reads) with its raw document, from which error
+// messages borrow descriptions as hints.
 type configSchema struct {
 	compiled *jsonschema.Schema
 	doc      any
 	printer  *message.Printer
 }
 
-// newConfigSchema compiles the shipped schema. It is cheap enough to do per
-// file and keeps the package free of global state.
+// newConfigSchema compiles the shipped schema of `.kilroy/config.yml`. It
+// is cheap enough to do per file and keeps the package free of global
+// state.
 func newConfigSchema() (*configSchema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema.Config()))
+	return newSchema(schema.ConfigURL, schema.Config())
+}
+
+// newSchema compiles the JSON Schema data whose $id is id.
+func newSchema(id string, data []byte) (*configSchema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("read config schema: %w", err)
+		return nil, fmt.Errorf("read schema %s: %w", id, err)
 	}
 	c := jsonschema.NewCompiler()
-	if err := c.AddResource(schema.ConfigURL, doc); err != nil {
-		return nil, fmt.Errorf("load config schema: %w", err)
+	if err := c.AddResource(id, doc); err != nil {
+		return nil, fmt.Errorf("load schema %s: %w", id, err)
 	}
-	compiled, err := c.Compile(schema.ConfigURL)
+	compiled, err := c.Compile(id)
 	if err != nil {
-		return nil, fmt.Errorf("compile config schema: %w", err)
+		return nil, fmt.Errorf("compile schema %s: %w", id, err)
 	}
 	return &configSchema{compiled: compiled, doc: doc, printer: message.NewPrinter(language.English)}, nil
 }
@@ -50,7 +57,7 @@ func (s *configSchema) check(v any) ([]fieldError, error) {
 	if err == nil {
 		return nil, nil
 	} else if !errors.As(err, &verr) {
-		return nil, fmt.Errorf("validate against config schema: %w", err)
+		return nil, fmt.Errorf("validate against the schema: %w", err)
 	}
 	var errs []fieldError
 	for _, leaf := range leaves(verr) {
@@ -106,8 +113,7 @@ func (s *configSchema) explain(e *jsonschema.ValidationError, at keyPath) fieldE
 	case *kind.Required:
 		return fieldError{path: at, msg: fmt.Sprintf("missing key %q %s", k.Missing[0], inPath(at)) + hintSuffix(s.description(e.SchemaURL, "properties", k.Missing[0]))}
 	case *kind.AdditionalProperties:
-		return fieldError{path: at.with(k.Properties[0]), msg: fmt.Sprintf("unknown key %q %s (known: %s)",
-			k.Properties[0], inPath(at), strings.Join(s.propertyNames(e.SchemaURL), ", "))}
+		return fieldError{path: at.with(k.Properties[0]), msg: unknownKeyMsg(k.Properties[0], at, s.propertyNames(e.SchemaURL))}
 	case *kind.Const:
 		return fieldErrorf(at, "must be %s, got %s%s", showValue(k.Want), showValue(k.Got), hintSuffix(hint))
 	case *kind.Enum:

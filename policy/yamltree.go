@@ -24,11 +24,21 @@ var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
 // parseDocument reads exactly one YAML document.
 func parseDocument(file string, data []byte) (*document, error) {
+	d, err := readDocument(file, data)
+	if err == nil && d == nil {
+		return nil, ConfigErrors{{File: file, Line: 1, Col: 1, Msg: "the file is empty; start it with version: 1"}}
+	}
+	return d, err
+}
+
+// readDocument reads at most one YAML document; nil, nil for a file that
+// holds none (empty, or only comments).
+func readDocument(file string, data []byte) (*document, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var top yaml.Node
 	err := dec.Decode(&top)
 	if errors.Is(err, io.EOF) || (err == nil && len(top.Content) == 0) {
-		return nil, ConfigErrors{{File: file, Line: 1, Col: 1, Msg: "the file is empty; start it with version: 1"}}
+		return nil, nil
 	}
 	if err != nil {
 		return nil, ConfigErrors{yamlSyntaxError(file, err)}

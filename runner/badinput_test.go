@@ -76,6 +76,37 @@ func TestBadInput(t *testing.T) {
 			fix: func(*testing.T, string) string { return ".kilroy/ci.dot" },
 		},
 		{
+			name:  "graph path not in the commit",
+			files: map[string]string{".kilroy/deploy.dot": okDot},
+			graph: ".kilroy/dpeloy.dot",
+			want:  []string{".kilroy/dpeloy.dot is not in commit", "commit the file", `did you mean ".kilroy/deploy.dot"?`},
+			fix:   func(*testing.T, string) string { return ".kilroy/deploy.dot" },
+		},
+		{
+			name:  "graph path without its directory",
+			files: map[string]string{".kilroy/deploy.dot": okDot},
+			graph: "deploy.dot",
+			want:  []string{"deploy.dot is not in commit", `did you mean ".kilroy/deploy.dot"?`},
+			fix:   func(*testing.T, string) string { return ".kilroy/deploy.dot" },
+		},
+		{
+			name: "graph path not committed yet, with a config that does not name it",
+			files: map[string]string{
+				".kilroy/config.yml": "version: 1\npipelines:\n  ci: {}\n",
+				".kilroy/ci.dot":     okDot,
+			},
+			setup: func(t *testing.T, repo string) {
+				writeFile(t, filepath.Join(repo, "experiments/try.dot"), okDot)
+			},
+			graph: "experiments/try.dot",
+			want:  []string{"experiments/try.dot is not in commit", "commit the file"},
+			fix: func(t *testing.T, repo string) string {
+				git(t, repo, "add", "experiments/try.dot")
+				git(t, repo, "commit", "--quiet", "-m", "try")
+				return "./experiments/try.dot"
+			},
+		},
+		{
 			name: "config with an unknown key",
 			files: map[string]string{
 				".kilroy/ci.dot":     okDot,

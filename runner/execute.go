@@ -30,7 +30,7 @@ func (p *Prepared) Execute(ctx context.Context, o LocalOptions) (*attractor.RunR
 	}
 	defer progFile.Close()
 	prog := NewProgress(progFile, o.Live)
-	if err := prog.RunStarted(p.RunID, p.Name, p.Branch, p.BaseSHA); err != nil {
+	if err := prog.RunStarted(p.RunID, p.Name, p.Branch, p.BaseSHA, string(p.Dir)); err != nil {
 		return nil, err
 	}
 	host := &nodeHost{
@@ -43,7 +43,7 @@ func (p *Prepared) Execute(ctx context.Context, o LocalOptions) (*attractor.RunR
 	}
 	cfg := attractor.RunConfig{
 		RunID: p.RunID, Workspace: p.Dir.Worktree(), RunDir: p.Dir.Nodes(), Host: host,
-		Listener: attractor.Listeners{prog, o.Listener}, Agent: agent, Interviewer: o.Interviewer,
+		Listener: attractor.Listeners{prog, o.Listener}, Agent: agent, Interviewer: o.interviewer(),
 	}
 	if p.resumeFrom == nil {
 		return attractor.Run(ctx, p.Pipeline, cfg)
@@ -57,6 +57,14 @@ func (p *Prepared) saveCheckpoint(sha string, st *attractor.State) error {
 	p.cp.State = st
 	p.cp.UpdatedAt = time.Now().UTC()
 	return p.Dir.writeCheckpoint(&p.cp)
+}
+
+// interviewer answers from the answers given up front, then asks.
+func (o LocalOptions) interviewer() attractor.Interviewer {
+	if len(o.Answers) == 0 {
+		return o.Interviewer
+	}
+	return Answers{ByNode: o.Answers, Fallback: o.Interviewer}
 }
 
 // AgentFactory builds the coding agent of one run from the run's

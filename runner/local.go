@@ -30,8 +30,11 @@ type LocalOptions struct {
 	GitPath string
 	Env     EnvInputs
 
-	Listener    attractor.Listener    // extra listener (the report recorder)
-	Interviewer attractor.Interviewer // wait.human nodes
+	Listener attractor.Listener // extra listener (the report recorder)
+	// Answers answer wait.human nodes up front (--answer NODE=LABEL);
+	// checked against the pipeline before anything runs.
+	Answers     map[string]string
+	Interviewer attractor.Interviewer // the other wait.human nodes
 	Agent       attractor.Agent       // codergen nodes; nil = none configured
 	// NewAgent, when set, builds the run's agent once the artifact policy
 	// is resolved, so agent processes get the same policy environment as
@@ -109,8 +112,11 @@ func prepareIn(ctx context.Context, o LocalOptions, runID string, dir RunDir) (*
 	if err != nil {
 		return nil, err
 	}
-	sel, err := selectPipeline(ctx, git, repo, head, o.Graph)
+	sel, err := selectLocal(ctx, git, repo, head, o.Graph)
 	if err != nil {
+		return nil, err
+	}
+	if err := (Answers{ByNode: o.Answers}).Check(sel.pipeline); err != nil {
 		return nil, err
 	}
 	return assemble(ctx, git, runID, dir, repo, head, sel, o.Env.Host)
@@ -177,6 +183,9 @@ func checkRepo(ctx context.Context, git *gitops.Git, repoDir string) (root, head
 		return "", "", fmt.Errorf("%w: %v", ErrUsage, err)
 	}
 	head, err = git.HeadSHA(ctx, root)
+	if errors.Is(err, gitops.ErrNoCommit) {
+		return "", "", fmt.Errorf("%w: %s has no commit yet: a run starts from HEAD, so commit your files first (git add -A && git commit -m 'First commit')", ErrUsage, root)
+	}
 	if err != nil {
 		return "", "", fmt.Errorf("%w: %v", ErrUsage, err)
 	}

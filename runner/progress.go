@@ -12,9 +12,11 @@ import (
 )
 
 // Progress is a listener that appends one JSON object per line to
-// progress.ndjson and, when Live is set, prints a short human line per
-// finished node. It is what a person tails while a run goes on and what
-// tools read after it.
+// progress.ndjson and, when Live is set, prints short human lines: where
+// the run lives when it starts, a line when a node starts (a long node is
+// not silence), one per failed attempt that is retried, and one when a
+// node ends. It is what a person tails while a run goes on and what tools
+// read after it.
 type Progress struct {
 	mu   sync.Mutex
 	w    io.Writer // progress.ndjson
@@ -72,25 +74,32 @@ func (p *Progress) say(format string, args ...any) {
 }
 
 // RunStarted records the start of a run; the engine has no such event
-// because the host knows the branch and base commit, not the engine.
-func (p *Progress) RunStarted(runID, pipeline, branch, baseSHA string) error {
-	p.say("kilroy: run %s of %s on %s (base %s)\n", runID, pipeline, branch, short(baseSHA))
+// because the host knows the branch, base commit and run directory, not
+// the engine. The run directory is said first: it holds the logs to read
+// while the run goes on.
+func (p *Progress) RunStarted(runID, pipeline, branch, baseSHA, runDir string) error {
+	p.say("kilroy: run %s of %s on %s (base %s)\nkilroy: run directory %s\n", runID, pipeline, branch, short(baseSHA), runDir)
 	return p.emit(event{Type: "run_started", RunID: runID, Pipeline: pipeline, Branch: branch, BaseSHA: baseSHA})
 }
 
 func (p *Progress) NodeStarted(_ context.Context, ev attractor.NodeStarted) error {
+	p.say("  %-24s started\n", ev.Node.ID)
 	return p.emit(event{Type: "node_started", RunID: ev.RunID, Node: ev.Node.ID})
 }
 
 func (p *Progress) AttemptFinished(_ context.Context, ev attractor.AttemptFinished) error {
 	o := ev.Outcome
-	if ev.Final {
-		line := fmt.Sprintf("  %-24s %-16s %8s", ev.Node.ID, o.Status, ev.Duration.Round(time.Millisecond))
-		if o.FailureReason != "" && o.Status != attractor.StatusSuccess {
-			line += "  " + firstLine(o.FailureReason)
-		}
-		p.say("%s\n", line)
+	line := fmt.Sprintf("  %-24s %-16s %8s", ev.Node.ID, o.Status, ev.Duration.Round(time.Millisecond))
+	switch {
+	case !ev.Final:
+		line += fmt.Sprintf("  attempt %d of %d, retrying", ev.Attempt, ev.Node.MaxRetries+1)
+	case ev.Attempt > 1:
+		line += fmt.Sprintf("  after %d attempts", ev.Attempt)
 	}
+	if o.FailureReason != "" && o.Status != attractor.StatusSuccess {
+		line += "  " + firstLine(o.FailureReason)
+	}
+	p.say("%s\n", line)
 	typ := "attempt_finished"
 	if ev.Final {
 		typ = "node_finished"

@@ -40,6 +40,9 @@ func PrepareResume(ctx context.Context, dir string, o LocalOptions) (*Prepared, 
 	// graph.dot holds the pipeline as written; the node timeout the run
 	// started with comes from the config, recorded in checkpoint.json.
 	applyLimits(p, cp.Limits)
+	if err := (Answers{ByNode: o.Answers}).Check(p); err != nil {
+		return nil, err
+	}
 	git, err := newGit(o.GitPath, o.Env, rd)
 	if err != nil {
 		return nil, err

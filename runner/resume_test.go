@@ -85,6 +85,18 @@ func TestResumeSkipsCompletedNodes(t *testing.T) {
 		t.Errorf("checkpoint.json commit = %s, branch tip %s", cp.CommitSHA, checkpointSHA)
 	}
 
+	// An answer the pipeline cannot use is refused before the worktree is
+	// made again.
+	bad := o
+	bad.Answers = map[string]string{"two": "yes"}
+	if _, err := PrepareResume(context.Background(), string(first.Dir), bad); !errors.Is(err, ErrUsage) ||
+		!strings.Contains(err.Error(), `--answer two=yes: node "two" is not a human gate`) {
+		t.Errorf("resume with --answer two=yes: err = %v, want a usage error", err)
+	}
+	if _, err := os.Stat(first.Dir.Worktree()); !os.IsNotExist(err) {
+		t.Errorf("refused resume left a worktree (stat: %v)", err)
+	}
+
 	p, res := resume(t, first.Dir, o)
 	if res.Status != attractor.StatusSuccess {
 		t.Fatalf("resumed run = %s (%s), want success", res.Status, res.FailureReason)

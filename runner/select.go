@@ -52,6 +52,11 @@ func loadPipeline(ctx context.Context, git *gitops.Git, repo, rev string, cfg *p
 	if err != nil {
 		return nil, err
 	}
+	return parsePipeline(cfg, name, pl, src)
+}
+
+// parsePipeline validates the graph source of one pipeline.
+func parsePipeline(cfg *policy.RepoConfig, name string, pl policy.Pipeline, src []byte) (*selection, error) {
 	p, diags, err := attractor.Load(pl.Graph, src)
 	if err != nil {
 		return nil, &InvalidPipelineError{File: pl.Graph, Diagnostics: diags, Err: err}
@@ -74,17 +79,26 @@ func (e *InvalidPipelineError) Error() string {
 
 func (e *InvalidPipelineError) Unwrap() []error { return []error{ErrUsage, e.Err} }
 
+// loadRepoConfig reads the configuration at rev; without configured
+// pipelines every .kilroy/*.dot is one.
 func loadRepoConfig(ctx context.Context, git *gitops.Git, repo, rev string) (*policy.RepoConfig, error) {
+	cfg, err := readRepoConfig(ctx, git, repo, rev)
+	if err != nil || cfg.Pipelines != nil {
+		return cfg, err
+	}
+	return withDefaultPipelines(ctx, git, repo, rev, cfg)
+}
+
+// readRepoConfig reads the configuration at rev, the defaults when the
+// commit has none. Pipelines is nil unless the file configures them.
+func readRepoConfig(ctx context.Context, git *gitops.Git, repo, rev string) (*policy.RepoConfig, error) {
 	data, err := git.ReadFileAt(ctx, repo, rev, ConfigPath)
 	if err == nil {
 		cfg, err := policy.ParseRepoConfig(ConfigPath, data)
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 		}
-		if cfg.Pipelines != nil {
-			return cfg, nil
-		}
-		return withDefaultPipelines(ctx, git, repo, rev, cfg)
+		return cfg, nil
 	}
 	if !errors.Is(err, gitops.ErrNotInCommit) {
 		return nil, err
@@ -93,7 +107,8 @@ func loadRepoConfig(ctx context.Context, git *gitops.Git, repo, rev string) (*po
 	if err != nil {
 		return nil, err
 	}
-	return withDefaultPipelines(ctx, git, repo, rev, cfg)
+	cfg.Pipelines = nil
+	return cfg, nil
 }
 
 func withDefaultPipelines(ctx context.Context, git *gitops.Git, repo, rev string, cfg *policy.RepoConfig) (*policy.RepoConfig, error) {

@@ -37,7 +37,7 @@ func TestRunWithAgents(t *testing.T) {
 	bad := filepath.Join(dir, "bad.yml")
 	writeFile(t, bad, "agents:\n  backendz: {}\n", 0o644)
 	code, _, stderr = runCmd("run", "--repo", repo, "--run-dir", filepath.Join(dir, "run3"), "--agents", bad)
-	if code != 2 || !strings.Contains(stderr, "backendz") {
+	if code != 2 || !strings.Contains(stderr, "--agents: "+bad+`:2:3: unknown key "backendz" in agents`) || !strings.Contains(stderr, `did you mean "backends"?`) {
 		t.Errorf("unknown key in agents file: exit %d, stderr %q; want 2 naming the key", code, stderr)
 	}
 }

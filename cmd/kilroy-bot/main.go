@@ -8,6 +8,8 @@ package main
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -18,13 +20,18 @@ import (
 const usage = `usage: kilroy-bot <command> [arguments]
 
 commands:
-  validate [--json] FILE.dot...   check pipelines; exit 0 clean or warnings, 1 errors, 2 usage
+  init [--template NAME] [--repo DIR] [--force]
+                                  write a starter pipeline into .kilroy/ (init -h lists the templates)
+  validate [--json] [--repo DIR] [FILE...]
+                                  check pipelines and config.yml (default: the repository's .kilroy/);
+                                  exit 0 clean or warnings, 1 errors, 2 usage
   run [--repo DIR] [--graph NAME|PATH] [--run-dir DIR] [--answer NODE=LABEL] [--yes]
                                   run a pipeline on the repository's HEAD in a fresh worktree;
                                   exit 0 success, 1 pipeline failed, 2 usage or config error
   resume RUN_DIR                  continue an interrupted run from its last checkpoint
   serve [flags]                   run the GitHub App server (serve -h lists the settings);
                                   exit 0 after a graceful shutdown, 1 on failure, 2 bad settings
+  version                         print the version and the commit it was built from (also --version)
   help                            show this text
 `
 
@@ -42,6 +49,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	switch args[0] {
+	case "init":
+		return runInit(args[1:], stdout, stderr)
 	case "validate":
 		return runValidate(ctx, args[1:], stdout, stderr)
 	case "run":
@@ -50,6 +59,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return resumeLocal(ctx, args[1:], stdout, stderr)
 	case "serve":
 		return runServe(ctx, args[1:], os.Getenv, stdout, stderr)
+	case "version", "--version", "-version":
+		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return 0
@@ -57,4 +68,22 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kilroy-bot: unknown command %q\n\n%s", args[0], usage)
 		return 2
 	}
+}
+
+// parseFlags parses a subcommand's flags, all of them described in usage
+// (not in Go's flag dump): -h and --help print usage on stdout (exit 0); a
+// bad flag prints the error and usage on stderr (exit 2). ok says whether
+// to go on; arguments left over are the caller's to check.
+func parseFlags(fs *flag.FlagSet, args []string, cmd, usage string, stdout, stderr io.Writer) (code int, ok bool) {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		fmt.Fprint(stdout, usage)
+		return 0, false
+	case err != nil:
+		fmt.Fprintf(stderr, "kilroy-bot %s: %v\n\n%s", cmd, err, usage)
+		return 2, false
+	}
+	return 0, true
 }

@@ -31,28 +31,69 @@ type localFlags struct {
 }
 
 func (f *localFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.dataDir, "data-dir", defaultDataDir(), "directory for run directories (env KILROY_DATA_DIR)")
-	fs.Var(&f.answers, "answer", "answer a human gate: NODE=LABEL (repeatable)")
-	fs.BoolVar(&f.yes, "yes", false, "answer every human gate with its first choice")
-	fs.StringVar(&f.gitPath, "git", "git", "git binary")
-	fs.BoolVar(&f.noSandbox, "no-sandbox", false, "run nodes without the sandbox (bubblewrap), with your own rights")
-	fs.StringVar(&f.agents, "agents", "", "YAML file whose `agents:` key configures the coding agents of box nodes (the server policy file's shape)")
+	// localFlagsUsage describes these flags.
+	fs.StringVar(&f.dataDir, "data-dir", defaultDataDir(), "")
+	fs.Var(&f.answers, "answer", "")
+	fs.BoolVar(&f.yes, "yes", false, "")
+	fs.StringVar(&f.gitPath, "git", "git", "")
+	fs.BoolVar(&f.noSandbox, "no-sandbox", false, "")
+	fs.StringVar(&f.agents, "agents", "", "")
 }
+
+const localFlagsUsage = `  --answer NODE=LABEL  answer the human gate NODE with the choice LABEL (its
+                       label or accelerator key); repeatable
+  --yes                answer every other human gate with its first choice
+  --agents FILE        YAML file whose agents: key configures the coding agents
+                       of box nodes (the server policy file's shape); without
+                       it box nodes fail
+  --data-dir DIR       where run directories go (default $KILROY_DATA_DIR, else
+                       kilroy-bot in the user cache directory)
+  --git PATH           the git binary (default git)
+  --no-sandbox         run nodes without the sandbox (bubblewrap), with your
+                       own rights
+`
+
+const runUsage = `usage: kilroy-bot run [--repo DIR] [--graph NAME|PATH] [--run-dir DIR] [flags]
+
+Runs a pipeline on the repository's HEAD commit in a fresh worktree, with a
+checkpoint commit per node on a local run branch kilroy/run/PIPELINE/RUN_ID.
+Pipelines and .kilroy/config.yml are read from HEAD: commit your edits
+first. Progress goes to stderr; the report (what the GitHub check would
+show) to stdout and RUN_DIR/report.md.
+
+  --repo DIR           the repository (any directory inside it; default .)
+  --graph NAME|PATH    a pipeline name (ci) or the path of a .dot file in the
+                       repository (.kilroy/ci.dot); default ci, else the only one
+  --run-dir DIR        the run directory (default DATA_DIR/runs/RUN_ID)
+` + localFlagsUsage + `
+Exit status: 0 the pipeline succeeded, 1 it failed or could not start,
+2 usage or configuration error (nothing ran).
+`
+
+const resumeUsage = `usage: kilroy-bot resume [flags] RUN_DIR
+
+Continues an interrupted run (also one killed with SIGKILL) from the last
+checkpoint in RUN_DIR, with the pipeline, artifact policy and limits it
+started with.
+
+` + localFlagsUsage + `
+Exit status: 0 the pipeline succeeded, 1 it failed or could not start,
+2 usage error.
+`
 
 // runLocal implements `kilroy-bot run`.
 func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var lf localFlags
 	lf.register(fs)
-	repo := fs.String("repo", ".", "repository to run in (any directory inside it)")
-	graph := fs.String("graph", "", "pipeline name or repository-relative .dot path (default: ci, or the only pipeline)")
-	runDir := fs.String("run-dir", "", "run directory (default: DATA_DIR/runs/RUN_ID)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	repo := fs.String("repo", ".", "")
+	graph := fs.String("graph", "", "")
+	runDir := fs.String("run-dir", "", "")
+	if code, ok := parseFlags(fs, args, "run", runUsage, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "kilroy-bot run: unexpected argument %q: pass the pipeline with --graph\n", fs.Arg(0))
+		fmt.Fprintf(stderr, "kilroy-bot run: unexpected argument %q: pass the pipeline with --graph\n\n%s", fs.Arg(0), runUsage)
 		return 2
 	}
 	o, err := lf.options(stderr)
@@ -75,14 +116,13 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // resumeLocal implements `kilroy-bot resume RUN_DIR`.
 func resumeLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("resume", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	var lf localFlags
 	lf.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseFlags(fs, args, "resume", resumeUsage, stdout, stderr); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "usage: kilroy-bot resume [--answer NODE=LABEL] [--yes] RUN_DIR")
+		fmt.Fprintf(stderr, "kilroy-bot resume: want one RUN_DIR, got %d arguments\n\n%s", fs.NArg(), resumeUsage)
 		return 2
 	}
 	o, err := lf.options(stderr)
@@ -110,8 +150,8 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 	}
 	o := runner.LocalOptions{
 		DataDir: f.dataDir, GitPath: f.gitPath, Live: stderr,
-		Env:         runner.EnvInputs{Host: host, SecretNames: botSecretNames, Sandbox: f.sandbox(host, stderr)},
-		Interviewer: f.interviewer(stderr),
+		Env:         runner.EnvInputs{Host: host, SecretNames: botSecretNames},
+		Interviewer: f.interviewer(stderr), Answers: f.answers.m,
 	}
 	if f.agents == "" {
 		return o, nil
@@ -157,8 +197,8 @@ func loadAgents(path string) (agent.Config, error) {
 		return agent.Config{}, fmt.Errorf("--agents: %w", err)
 	}
 	var p serverPolicy
-	if err := decodePolicy(data, &p); err != nil {
-		return agent.Config{}, fmt.Errorf("--agents %s: %w", path, err)
+	if err := decodePolicy(path, data, &p); err != nil {
+		return agent.Config{}, fmt.Errorf("--agents: %w", err)
 	}
 	return p.Agents, nil
 }
@@ -174,7 +214,7 @@ func (f *localFlags) interviewer(stderr io.Writer) attractor.Interviewer {
 	} else if isTerminal(os.Stdin) {
 		fallback = attractor.NewConsole(os.Stdin, stderr)
 	}
-	return runner.Answers{ByNode: f.answers.m, Fallback: fallback}
+	return fallback
 }
 
 // execute runs a prepared run with the report recorder listening, then

@@ -99,11 +99,13 @@ func TestRunCommand(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
 		files      map[string]string // nil: not a repository
+		noCommit   bool              // a repository without commits (files unused)
 		args       []string          // after run --repo R --run-dir D
 		stage      bool              // stage a change before the run
 		wantCode   int
 		wantStdout []string
 		wantStderr []string
+		notStderr  []string // internals a user should not have to read
 	}{
 		{
 			name:       "passing pipeline",
@@ -125,6 +127,17 @@ func TestRunCommand(t *testing.T) {
 			args:       []string{"--graph", ".kilroy/ok.dot"},
 			wantCode:   0,
 			wantStderr: []string{"kilroy/run/ok/"},
+		},
+		{
+			name: "pipeline by path that config.yml does not name",
+			files: map[string]string{
+				".kilroy/config.yml":  "version: 1\npipelines:\n  ci: {}\n",
+				".kilroy/ci.dot":      failing,
+				"experiments/try.dot": passing,
+			},
+			args:       []string{"--graph", "experiments/try.dot"},
+			wantCode:   0,
+			wantStderr: []string{"kilroy/run/try/"},
 		},
 		{
 			name: "pipeline with a warning",
@@ -163,6 +176,13 @@ func TestRunCommand(t *testing.T) {
 			wantStderr: []string{"not a git repository"},
 		},
 		{
+			name:       "repository without a commit",
+			noCommit:   true,
+			wantCode:   2,
+			wantStderr: []string{"has no commit yet", "commit your files first"},
+			notStderr:  []string{"gitops", "rev-parse", "exit 1"},
+		},
+		{
 			name:       "unknown pipeline",
 			files:      map[string]string{".kilroy/ci.dot": passing, ".kilroy/deploy.dot": passing},
 			args:       []string{"--graph", "deplyo"},
@@ -180,6 +200,9 @@ func TestRunCommand(t *testing.T) {
 			repo := t.TempDir()
 			if tc.files != nil {
 				repo = newRepo(t, tc.files)
+			}
+			if tc.noCommit {
+				gitT(t, repo, "init", "--quiet")
 			}
 			if tc.stage {
 				if err := os.WriteFile(filepath.Join(repo, "staged.txt"), []byte("x"), 0o644); err != nil {
@@ -201,6 +224,11 @@ func TestRunCommand(t *testing.T) {
 			for _, w := range tc.wantStderr {
 				if !strings.Contains(stderr, w) {
 					t.Errorf("stderr does not say %q:\n%s", w, stderr)
+				}
+			}
+			for _, w := range tc.notStderr {
+				if strings.Contains(stderr, w) {
+					t.Errorf("stderr says %q:\n%s", w, stderr)
 				}
 			}
 			if tc.wantCode == 2 {
@@ -242,7 +270,7 @@ func TestRunAnswer(t *testing.T) {
 	}{
 		{[]string{"--answer", "gate=Approve"}, "shipped.txt"},
 		{[]string{"--answer", "gate=r"}, "fixed.txt"},
-		{[]string{"--answer", "other=r", "--yes"}, "shipped.txt"}, // the first choice
+		{[]string{"--yes"}, "shipped.txt"}, // the first choice
 	} {
 		t.Run(strings.Join(tc.flag, " "), func(t *testing.T) {
 			repo := newRepo(t, map[string]string{".kilroy/ci.dot": dot})
@@ -253,6 +281,35 @@ func TestRunAnswer(t *testing.T) {
 			}
 			if diff := cmp.Diff(runBranchFiles(t, repo), []string{".kilroy/ci.dot", tc.want}); diff != "" {
 				t.Errorf("run branch files (-got +want):\n%s", diff)
+			}
+		})
+	}
+	// Answers the pipeline cannot use are refused before anything runs.
+	for _, tc := range []struct {
+		answer string
+		want   []string
+	}{
+		{"nosuch=yes", []string{`--answer nosuch=yes: pipeline ci has no node "nosuch" (human gates: gate)`}},
+		{"gaet=Approve", []string{`did you mean "gate"?`}},
+		{"ship=Approve", []string{`node "ship" is not a human gate`}},
+		{"gate=aprove", []string{"gate gate offers [A] Approve, [R] Request changes", `did you mean "approve"?`}},
+	} {
+		t.Run("refused "+tc.answer, func(t *testing.T) {
+			repo := newRepo(t, map[string]string{".kilroy/ci.dot": dot})
+			code, stdout, stderr := runCmd("run", "--repo", repo, "--run-dir", filepath.Join(t.TempDir(), "run"), "--answer", tc.answer)
+			if code != 2 || stdout != "" {
+				t.Errorf("exit code %d, stdout %q; want 2 and no report\n%s", code, stdout, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr does not say %q:\n%s", w, stderr)
+				}
+			}
+			if strings.Contains(stderr, " started") {
+				t.Errorf("a node started:\n%s", stderr)
+			}
+			if got := gitT(t, repo, "branch", "--list", "kilroy/*"); got != "" {
+				t.Errorf("run branches left: %s", got)
 			}
 		})
 	}

@@ -72,13 +72,19 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 		}
 		return 1
 	}
-	logger.InfoContext(ctx, "serve: starting", "config", cfg, "addr", srv.Addr().String())
+	logStart(ctx, logger, currentBuild(), cfg, srv.Addr().String())
 	if err := srv.run(ctx); err != nil {
 		logger.ErrorContext(ctx, "serve: stopped with an error", "err", err)
 		return 1
 	}
 	logger.InfoContext(ctx, "serve: stopped")
 	return 0
+}
+
+// logStart writes the start line: which build, with which settings, where.
+func logStart(ctx context.Context, logger *slog.Logger, b buildInfo, cfg serveConfig, addr string) {
+	logger.InfoContext(ctx, "serve: starting", "version", b.Version, "revision", short(b.Revision),
+		"config", cfg, "addr", addr)
 }
 
 // appWiring is where the run side plugs into serve. serve builds the
@@ -233,7 +239,7 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 func newRegistry(w *wired) (*prometheus.Registry, error) {
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	var opts metrics.Options
+	opts := metrics.Options{Build: currentBuild().metrics()}
 	if w.Queue != nil {
 		opts.QueueDepth, opts.IntakeDepth = w.Queue.Depth, w.Queue.IntakeDepth
 	}

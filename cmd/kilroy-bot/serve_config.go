@@ -18,11 +18,10 @@ import (
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
-	"github.com/kilroy-bot/kilroy-bot/checks"
 	"github.com/kilroy-bot/kilroy-bot/ghapp"
+	"github.com/kilroy-bot/kilroy-bot/policy"
 	"github.com/kilroy-bot/kilroy-bot/runner/agent"
+	"github.com/kilroy-bot/kilroy-bot/schema"
 )
 
 // serveConfig is everything `serve` reads from its flags, environment and
@@ -373,31 +372,30 @@ func (l *loader) policy(path string) serverPolicy {
 		l.fail(bad(setConfig, "cannot read %s: %v", path, pathErr(err)))
 		return p
 	}
-	if err := decodePolicy(data, &p); err != nil {
-		l.fail(bad(setConfig, "%s: %v", path, err))
+	if err := decodePolicy(path, data, &p); err != nil {
+		l.fail(bad(setConfig, "%v", err)) // names the file
 	}
 	return p
 }
 
-func decodePolicy(data []byte, p *serverPolicy) error {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(p); err != nil && !errors.Is(err, io.EOF) {
-		return err // yaml's message has the line and the key
-	}
-	var extra any
-	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
-		return errors.New("want one YAML document")
-	}
-	if p.MaxAnnotations < 0 || p.MaxAnnotations > checks.MaxAnnotations {
-		return fmt.Errorf("max_annotations: %d is not between 0 (the default, %d) and %d", p.MaxAnnotations, checks.MaxAnnotations, checks.MaxAnnotations)
+// decodePolicy decodes a server policy file as strictly as the bot reads
+// a repository's .kilroy/config.yml, with the same messages: each problem
+// at file:line:col, unknown keys with the known ones and a did-you-mean,
+// then the shipped schema, then the agent backends.
+func decodePolicy(file string, data []byte, p *serverPolicy) error {
+	loc, err := policy.DecodeYAML(file, data, schema.ServerPolicyURL, schema.ServerPolicy(), p)
+	if err != nil {
+		return err
 	}
 	if _, err := p.Sandbox.sandboxConfig(nil, "", ""); err != nil {
 		return err
 	}
 	// agent.New validates the backends; the Agent itself is built per run.
 	if _, err := agent.New(p.Agents, agent.Deps{}); err != nil {
-		return err
+		if ke, ok := errors.AsType[*agent.KeyError](err); ok {
+			return loc.Errorf(append([]string{"agents"}, ke.Path...), "%s", ke.Msg)
+		}
+		return fmt.Errorf("%s: %w", file, err)
 	}
 	return nil
 }

@@ -8,14 +8,20 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kilroy-bot/kilroy-bot/checks"
+	"github.com/kilroy-bot/kilroy-bot/schema"
+	"github.com/kilroy-bot/kilroy-bot/schema/schematest"
 )
 
 // serveFiles are the files a serve configuration points at.
@@ -103,7 +109,7 @@ func TestLoadServeConfigErrors(t *testing.T) {
 		{"bad listen", []string{"--listen", "8080"}, base, []string{"--listen / KILROY_LISTEN"}},
 		{"bad database url", nil, with("KILROY_DATABASE_URL", "mysql://root:hunter2@db/x"), []string{"--database-url / KILROY_DATABASE_URL", "postgres://"}},
 		{"policy unreadable", []string{"--config", filepath.Join(t.TempDir(), "nope.yml")}, base, []string{"--config / KILROY_CONFIG", "cannot read"}},
-		{"policy unknown key", nil, with("KILROY_CONFIG", f.badPolicy), []string{"--config / KILROY_CONFIG", "line 2", "max_annotation"}},
+		{"policy unknown key", nil, with("KILROY_CONFIG", f.badPolicy), []string{"--config / KILROY_CONFIG", "bad.yml:2:1: unknown key \"max_annotation\"", `did you mean "max_annotations"?`}},
 		{"several at once", nil, map[string]string{}, []string{"--app-id", "--private-key-file", "KILROY_WEBHOOK_SECRET"}},
 		{"unknown flag", []string{"--verbose"}, base, []string{"flag provided but not defined"}},
 	}
@@ -225,28 +231,93 @@ func TestRunServeExitCodes(t *testing.T) {
 	}
 }
 
+// TestDecodePolicy: the server policy file is read as strictly as a
+// repository's config.yml and its problems read the same way: file, line
+// and column, the known keys, a did-you-mean.
 func TestDecodePolicy(t *testing.T) {
 	tests := []struct {
-		name, yaml, wantErr string
+		name, yaml string
+		wantErr    []string
 	}{
-		{"empty", "", ""},
-		{"slug only", "app_slug: kb\n", ""},
-		{"unknown top key", "app_slugg: kb\n", "app_slugg"},
-		{"unknown agent key", "agents:\n  backends:\n    x: {kind: cli, cli: claude, colour: red}\n", "colour"},
-		{"bad backend", "agents:\n  backends:\n    x: {kind: telepathy}\n", "agents.backends.x"},
-		{"too many annotations", "max_annotations: 100000\n", "max_annotations"},
-		{"two documents", "app_slug: a\n---\napp_slug: b\n", "one YAML document"},
+		{name: "empty", yaml: ""},
+		{name: "comments only", yaml: schema.ServerPolicyModeline + "\n"},
+		{name: "slug only", yaml: "app_slug: kb\n"},
+		{name: "unknown top key", yaml: "app_slugg: kb\n",
+			wantErr: []string{`policy.yml:1:1: unknown key "app_slugg" at top level (known: app_slug, max_annotations, agents); did you mean "app_slug"?`}},
+		{name: "unknown backend key", yaml: "agents:\n  backends:\n    x:\n      kind: cli\n      cli: claude\n      modles: [a]\n",
+			wantErr: []string{`policy.yml:6:7: unknown key "modles" in agents.backends.x (known: kind, cli, api,`, `did you mean "models"?`}},
+		{name: "bad kind", yaml: "agents:\n  backends:\n    x: {kind: telepathy}\n",
+			wantErr: []string{"policy.yml:3:9: agents.backends.x.kind: value must be one of 'cli', 'api'"}},
+		{name: "cli without cli", yaml: "agents:\n  backends:\n    x:\n      kind: cli\n",
+			wantErr: []string{`policy.yml:3:5: missing key "cli" in agents.backends.x`}},
+		{name: "duration", yaml: "agents:\n  limits:\n    timeout: 45 minutes\n",
+			wantErr: []string{`policy.yml:3:5: agents.limits.timeout: "45 minutes" is not valid (`, "15m"}},
+		{name: "misspelt default", yaml: "agents:\n  default: cluade\n  backends:\n    claude: {kind: cli, cli: claude}\n",
+			wantErr: []string{`policy.yml:2:3: agents.default: "cluade" is not one of agents.backends (claude); did you mean "claude"?`}},
+		{name: "secret env", yaml: "agents:\n  backends:\n    x:\n      kind: cli\n      cli: claude\n      env: {MY_TOKEN: t}\n",
+			wantErr: []string{"policy.yml:6:7: agents.backends.x.env: MY_TOKEN looks like a secret"}},
+		{name: "too many annotations", yaml: "max_annotations: 100000\n",
+			wantErr: []string{"policy.yml:1:1: max_annotations: maximum: got 100,000, want 1,000"}},
+		{name: "duplicate key", yaml: "app_slug: a\napp_slug: b\n",
+			wantErr: []string{`policy.yml:2:1: duplicate key "app_slug"`}},
+		{name: "two documents", yaml: "app_slug: a\n---\napp_slug: b\n", wantErr: []string{"only one YAML document"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var p serverPolicy
-			err := decodePolicy([]byte(tt.yaml), &p)
-			switch {
-			case tt.wantErr == "" && err != nil:
-				t.Errorf("decodePolicy: %v", err)
-			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
-				t.Errorf("decodePolicy: %v, want an error containing %q", err, tt.wantErr)
+			err := decodePolicy("policy.yml", []byte(tt.yaml), &p)
+			if len(tt.wantErr) == 0 && err != nil {
+				t.Fatalf("decodePolicy: %v", err)
+			}
+			if len(tt.wantErr) > 0 && err == nil {
+				t.Fatalf("decodePolicy accepted it, want %q", tt.wantErr)
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("decodePolicy: %v\nwant it to contain %q", err, w)
+				}
 			}
 		})
+	}
+}
+
+// TestServerPolicySchema keeps the shipped schema of the file in step with
+// the types it is decoded into and the annotation cap of the checks.
+func TestServerPolicySchema(t *testing.T) {
+	schematest.MatchesType(t, schema.ServerPolicy(), reflect.TypeFor[serverPolicy]())
+	var doc struct {
+		Properties struct {
+			MaxAnnotations struct {
+				Maximum int `json:"maximum"`
+			} `json:"max_annotations"`
+		} `json:"properties"`
+	}
+	if err := json.Unmarshal(schema.ServerPolicy(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := doc.Properties.MaxAnnotations.Maximum; got != checks.MaxAnnotations {
+		t.Errorf("schema: max_annotations maximum %d, want checks.MaxAnnotations %d", got, checks.MaxAnnotations)
+	}
+}
+
+// TestServePolicyDocExample decodes the example of docs/serve.md's server
+// policy section, so the documented file is one the server accepts.
+func TestServePolicyDocExample(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/serve.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(doc), "## 3. Server policy file")
+	_, block, ok2 := strings.Cut(section, "```yaml\n")
+	example, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("docs/serve.md: no yaml block in the server policy section")
+	}
+	var p serverPolicy
+	if err := decodePolicy("docs/serve.md example", []byte(example), &p); err != nil {
+		t.Errorf("the documented example is refused: %v", err)
+	}
+	if len(p.Agents.Backends) == 0 {
+		t.Errorf("the documented example decodes to no backends: %+v", p)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -77,6 +78,9 @@ func TestServeStartStop(t *testing.T) {
 			t.Errorf("GET %s = %d %q", path, resp.StatusCode, body)
 		}
 	}
+	if body := getBody(t, base+"/metrics"); !strings.Contains(body, `kilroy_build_info{goversion="`+runtime.Version()+`"`) {
+		t.Errorf("/metrics has no kilroy_build_info with this Go version:\n%s", body)
+	}
 	req := ghapptest.SignedRequest(t, base+"/webhooks/github", []byte(secret), "ping", "delivery-1",
 		[]byte(`{"zen":"Keep it logically awesome.","hook_id":1,"hook":{"app_id":4242}}`))
 	resp, err := http.DefaultClient.Do(req)
@@ -131,4 +135,19 @@ func TestServeNotWired(t *testing.T) {
 			}
 		})
 	}
+}
+
+// getBody GETs url and returns the body of a 200 answer.
+func getBody(t *testing.T, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s = %d, %v", url, resp.StatusCode, err)
+	}
+	return string(body)
 }

@@ -15,20 +15,30 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 )
 
-const validateUsage = `usage: kilroy-bot validate [--json] FILE.dot...
+const validateUsage = `usage: kilroy-bot validate [--json] [--repo DIR] [FILE...]
 
-Checks Attractor pipelines and prints one line per problem:
+Checks Attractor pipelines (.dot) and repository configuration
+(config.yml, against the shipped JSON Schema) and prints one line per
+problem:
   FILE:LINE:COL: severity: message [rule]
-followed by the source line and a "fix:" hint. Exit status: 0 clean or
-warnings only, 1 errors, 2 usage or unreadable file.
+followed by the source line and a "fix:" hint. Without FILE it checks the
+repository's .kilroy/: every .kilroy/*.dot, and .kilroy/config.yml with
+the graph of every pipeline it names.
+
+Flags:
+  --json       print the problems as one JSON array
+  --repo DIR   the repository to check without FILE (default: the one
+               around the current directory)
+
+Exit status: 0 clean or warnings only, 1 errors, 2 usage or unreadable file.
 `
 
-// runValidate implements `kilroy-bot validate [--json] FILE...`.
+// runValidate implements `kilroy-bot validate [--json] [--repo DIR] [FILE...]`.
 // Diagnostics go to stdout (text, or with --json one JSON array for all
 // files); usage and unreadable files are reported on stderr.
 func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	jsonOut, files, err := parseValidateArgs(args)
-	if errors.Is(err, flag.ErrHelp) {
+	va, err := parseValidateArgs(args)
+	if errors.Is(err, flag.ErrHelp) { // -h, --help
 		fmt.Fprint(stdout, validateUsage)
 		return 0
 	}
@@ -36,25 +46,36 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		fmt.Fprintf(stderr, "kilroy-bot validate: %v\n\n%s", err, validateUsage)
 		return 2
 	}
+	var targets []validateTarget
+	if len(va.files) == 0 {
+		targets, err = repoTargets(va.repo)
+		if err != nil {
+			fmt.Fprintf(stderr, "kilroy-bot validate: %v\n", err)
+			return 2
+		}
+	} else {
+		for _, f := range va.files {
+			targets = append(targets, validateTarget{path: f, display: f})
+		}
+	}
 	var all attractor.Diagnostics
 	sources := map[string][]byte{}
 	unreadable := 0
-	for _, f := range files {
+	for _, tg := range targets {
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "kilroy-bot validate: %v\n", ctx.Err())
 			return 2
 		}
-		src, err := readPipeline(f)
+		src, err := readPipeline(tg.path)
 		if err != nil {
 			fmt.Fprintf(stderr, "kilroy-bot validate: %v\n", err)
 			unreadable++
 			continue
 		}
-		sources[f] = src
-		_, ds, _ := attractor.Load(f, src) // the diagnostics say everything the error does
-		all = append(all, ds...)
+		sources[tg.display] = src
+		all = append(all, tg.check(src)...)
 	}
-	if jsonOut {
+	if jsonOut := va.json; jsonOut {
 		if err := writeJSON(stdout, all); err != nil {
 			fmt.Fprintf(stderr, "kilroy-bot validate: %v\n", err)
 			return 2
@@ -72,26 +93,37 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	return 0
 }
 
-// parseValidateArgs accepts --json before, between or after file names.
-func parseValidateArgs(args []string) (bool, []string, error) {
+// validateArgs are validate's flags and files.
+type validateArgs struct {
+	json  bool
+	repo  string
+	files []string
+}
+
+// parseValidateArgs accepts flags before, between or after file names.
+func parseValidateArgs(args []string) (validateArgs, error) {
 	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	jsonOut := fs.Bool("json", false, "print diagnostics as a JSON array")
-	var files []string
+	var va validateArgs
+	fs.BoolVar(&va.json, "json", false, "print diagnostics as a JSON array")
+	fs.StringVar(&va.repo, "repo", "", "repository whose .kilroy/ to check")
 	for {
 		if err := fs.Parse(args); err != nil {
-			return false, nil, err
+			return va, err
 		}
 		if fs.NArg() == 0 {
 			break
 		}
-		files = append(files, fs.Arg(0))
+		va.files = append(va.files, fs.Arg(0))
 		args = fs.Args()[1:]
 	}
-	if len(files) == 0 {
-		return false, nil, errors.New("no files given")
+	if va.repo != "" && len(va.files) > 0 {
+		return va, errors.New("--repo checks a repository's .kilroy/; give either --repo or files, not both")
 	}
-	return *jsonOut, files, nil
+	if va.repo == "" {
+		va.repo = "."
+	}
+	return va, nil
 }
 
 // readPipeline reads a file, with a message that says which file and why.

@@ -95,7 +95,8 @@ func TestValidateExitCodesAndSummary(t *testing.T) {
 		{"no digraph", []string{files["nodg.dot"]}, 1, "1 error, 0 warnings in 1 file", "file has no digraph", ""},
 		{"unreadable", []string{files["clean.dot"], filepath.Join(t.TempDir(), "missing.dot")}, 2, "0 errors, 0 warnings in 1 file; 1 file could not be read", "", "cannot read"},
 		{"directory", []string{t.TempDir()}, 2, "", "", "cannot read"},
-		{"no files", nil, 2, "", "", "no files given"},
+		{"no files, no pipelines", []string{"--repo", t.TempDir()}, 2, "", "", "has no .kilroy/*.dot pipeline or .kilroy/config.yml to check: `kilroy-bot init` writes a starter pipeline"},
+		{"repo and files", []string{"--repo", ".", files["clean.dot"]}, 2, "", "", "give either --repo or files, not both"},
 		{"bad flag", []string{"--jsn", files["clean.dot"]}, 2, "", "", "flag provided but not defined"},
 	}
 	for _, tt := range tests {

@@ -1,7 +1,6 @@
 package agent
 
 import (
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -84,33 +83,33 @@ func (b Backend) withDefaults() Backend {
 	return b
 }
 
-func (b Backend) validate() error {
+func (b Backend) validate() *KeyError {
 	switch b.Kind {
 	case KindCLI:
 		if _, ok := cliDefaults[b.CLI]; !ok && b.CLI != CLICommand {
-			return fmt.Errorf("cli %q is not one of claude, codex, gemini, command", b.CLI)
+			return keyErrorf("cli", "%q is not one of claude, codex, gemini, command", b.CLI)
 		}
 		if len(b.Command) == 0 {
-			return errors.New(`cli "command" needs command: [program, args...]`)
+			return keyErrorf("command", `cli "command" needs command: [program, args...]`)
 		}
 	case KindAPI:
 		if _, ok := apiDefaults[b.API]; !ok {
-			return fmt.Errorf("api %q is not one of anthropic, openai", b.API)
+			return keyErrorf("api", "%q is not one of anthropic, openai", b.API)
 		}
 	default:
-		return fmt.Errorf("kind %q is not cli or api", b.Kind)
+		return keyErrorf("kind", "%q is not cli or api", b.Kind)
 	}
 	if !b.NoKey && b.KeyEnv == "" {
-		return errors.New("key_env is empty: name the variable holding the provider key, or set no_key: true")
+		return keyErrorf("key_env", "empty: name the variable holding the provider key, or set no_key: true")
 	}
 	for _, p := range b.Models {
 		if !doublestar.ValidatePattern(p) {
-			return fmt.Errorf("models: %q is not a valid pattern", p)
+			return keyErrorf("models", "%q is not a valid pattern", p)
 		}
 	}
-	for k := range b.Env {
+	for _, k := range slices.Sorted(maps.Keys(b.Env)) {
 		if looksSecret(k) {
-			return fmt.Errorf("env: %s looks like a secret; keys come only from key_env", k)
+			return keyErrorf("env", "%s looks like a secret; keys come only from key_env", k)
 		}
 	}
 	return nil

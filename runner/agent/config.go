@@ -2,6 +2,9 @@ package agent
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
@@ -174,17 +177,39 @@ func setDur(p *Duration, def time.Duration) {
 }
 
 // validate checks the configuration once, so Run only meets valid
-// backends.
+// backends. Backends are checked in name order, so the problem reported is
+// always the same one.
 func (c Config) validate() error {
 	if c.Default != "" {
 		if _, ok := c.Backends[c.Default]; !ok {
-			return fmt.Errorf("agents.default %q is not one of agents.backends (%s)", c.Default, backendNames(c.Backends))
+			e := keyErrorf("default", "%q is not one of agents.backends (%s)", c.Default, backendNames(c.Backends))
+			if s := attractor.Suggest(c.Default, slices.Collect(maps.Keys(c.Backends))); s != "" {
+				e.Msg += fmt.Sprintf("; did you mean %q?", s)
+			}
+			return e
 		}
 	}
-	for name, b := range c.Backends {
-		if err := b.validate(); err != nil {
-			return fmt.Errorf("agents.backends.%s: %w", name, err)
+	for _, name := range slices.Sorted(maps.Keys(c.Backends)) {
+		if e := c.Backends[name].validate(); e != nil {
+			e.Path = append([]string{"backends", name}, e.Path...)
+			return e
 		}
 	}
 	return nil
+}
+
+// KeyError is a problem with one key of the agents configuration; Path
+// says which, below `agents:` (["backends", "claude", "models"]), so that
+// whoever decoded the file can point at its line.
+type KeyError struct {
+	Path []string
+	Msg  string
+}
+
+func (e *KeyError) Error() string {
+	return "agents." + strings.Join(e.Path, ".") + ": " + e.Msg
+}
+
+func keyErrorf(key, format string, args ...any) *KeyError {
+	return &KeyError{Path: []string{key}, Msg: fmt.Sprintf(format, args...)}
 }

@@ -87,11 +87,12 @@ func TestConfigErrors(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"unknown default", Config{Default: "x", Backends: map[string]Backend{"a": {Kind: KindCLI, CLI: CLIClaude}}}, `agents.default "x"`},
-		{"unknown kind", Config{Backends: map[string]Backend{"a": {Kind: "magic"}}}, `kind "magic"`},
-		{"unknown cli", Config{Backends: map[string]Backend{"a": {Kind: KindCLI, CLI: "aider"}}}, `cli "aider"`},
+		{"unknown default", Config{Default: "x", Backends: map[string]Backend{"a": {Kind: KindCLI, CLI: CLIClaude}}}, `agents.default: "x" is not one of agents.backends (a)`},
+		{"misspelt default", Config{Default: "cluade", Backends: map[string]Backend{"claude": {Kind: KindCLI, CLI: CLIClaude}}}, `did you mean "claude"?`},
+		{"unknown kind", Config{Backends: map[string]Backend{"a": {Kind: "magic"}}}, `agents.backends.a.kind: "magic"`},
+		{"unknown cli", Config{Backends: map[string]Backend{"a": {Kind: KindCLI, CLI: "aider"}}}, `agents.backends.a.cli: "aider"`},
 		{"command without template", Config{Backends: map[string]Backend{"a": {Kind: KindCLI, CLI: CLICommand, NoKey: true}}}, "needs command"},
-		{"command without key decision", Config{Backends: map[string]Backend{"a": {Kind: KindCLI, CLI: CLICommand, Command: []string{"x"}}}}, "key_env is empty"},
+		{"command without key decision", Config{Backends: map[string]Backend{"a": {Kind: KindCLI, CLI: CLICommand, Command: []string{"x"}}}}, "agents.backends.a.key_env: empty"},
 		{"secret in env", Config{Backends: map[string]Backend{"a": {Kind: KindCLI, CLI: CLIClaude, Env: map[string]string{"MY_TOKEN": "x"}}}}, "MY_TOKEN looks like a secret"},
 		{"bad model pattern", Config{Backends: map[string]Backend{"a": {Kind: KindCLI, CLI: CLIClaude, Models: []string{"[x"}}}}, "not a valid pattern"},
 	}

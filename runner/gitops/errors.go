@@ -10,6 +10,9 @@ import (
 var (
 	// ErrNotRepository: the directory is not inside a git repository.
 	ErrNotRepository = errors.New("not a git repository")
+	// ErrNoCommit: HEAD names a branch that has no commit yet (a fresh
+	// `git init`), so there is nothing to start a run from.
+	ErrNoCommit = errors.New("no commit yet")
 	// ErrWorktreeBroken: a node deleted or replaced the worktree's .git, so
 	// no checkpoint can be committed; earlier ones are safe on the branch.
 	ErrWorktreeBroken = errors.New("worktree's .git is missing or broken")

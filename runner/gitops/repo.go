@@ -30,8 +30,14 @@ func (g *Git) RepoRoot(ctx context.Context, dir string) (string, error) {
 // HeadSHA returns the commit HEAD of dir points at.
 func (g *Git) HeadSHA(ctx context.Context, dir string) (string, error) {
 	sha, err := g.ResolveRef(ctx, dir, "HEAD")
+	var gerr *Error
+	if errors.As(err, &gerr) && gerr.ExitCode == 1 && gerr.Stderr == "" && !gerr.TimedOut {
+		// rev-parse --verify --quiet says nothing and exits 1 when HEAD
+		// resolves to no commit: the branch it names was never committed to.
+		return "", fmt.Errorf("%s has %w (a repository needs at least one commit)", dir, ErrNoCommit)
+	}
 	if err != nil {
-		return "", fmt.Errorf("gitops: HEAD of %s (a repository needs at least one commit): %w", dir, err)
+		return "", fmt.Errorf("gitops: HEAD of %s: %w", dir, err)
 	}
 	return sha, nil
 }

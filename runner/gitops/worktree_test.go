@@ -183,7 +183,7 @@ func TestRepoQueries(t *testing.T) {
 	}
 	empty := filepath.Join(t.TempDir(), "empty")
 	mustGit(t, g, filepath.Dir(empty), "init", "--quiet", empty)
-	if _, err := g.HeadSHA(ctx, empty); err == nil || !strings.Contains(err.Error(), "at least one commit") {
+	if _, err := g.HeadSHA(ctx, empty); !errors.Is(err, ErrNoCommit) || !strings.Contains(err.Error(), "at least one commit") {
 		t.Errorf("HeadSHA of an empty repository = %v", err)
 	}
 }

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kilroy-bot/kilroy-bot/templates"
+)
+
+// templateContent is what template name writes at path.
+func templateContent(t *testing.T, name, path string) string {
+	t.Helper()
+	files, err := templates.Files(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		if f.Path == path {
+			return string(f.Content)
+		}
+	}
+	t.Fatalf("template %s has no %s", name, path)
+	return ""
+}
+
+func TestInit(t *testing.T) {
+	tests := []struct {
+		name       string
+		files      map[string]string // in the repository before init
+		args       []string          // after init --repo DIR
+		wantCode   int
+		wantFiles  map[string]string // path -> template that wrote it
+		wantStdout []string
+		wantStderr []string
+	}{
+		{
+			name:       "detects go",
+			files:      map[string]string{".git/HEAD": "ref: refs/heads/main\n", "go.mod": "module x\n"},
+			wantFiles:  map[string]string{".kilroy/ci.dot": "ci-go"},
+			wantStdout: []string{"wrote ", filepath.Join(".kilroy", "ci.dot"), "kilroy-bot validate --repo ", "--graph ci"},
+		},
+		{
+			name:       "detects python",
+			files:      map[string]string{"pyproject.toml": "[project]\n"},
+			wantFiles:  map[string]string{".kilroy/ci.dot": "ci-python"},
+			wantStdout: []string{"git -C "},
+		},
+		{
+			name:      "template by name",
+			args:      []string{"--template", "agent-fix"},
+			wantFiles: map[string]string{".kilroy/fix.dot": "agent-fix"},
+		},
+		{
+			name:      "config",
+			files:     map[string]string{".kilroy/ci.dot": "kept"},
+			args:      []string{"--template", "config"},
+			wantFiles: map[string]string{".kilroy/config.yml": "config"},
+		},
+		{
+			name:       "unknown template",
+			args:       []string{"--template", "agentfix"},
+			wantCode:   2,
+			wantStderr: []string{`no template "agentfix" (templates: agent-fix, ci-go, ci-node, ci-python, config); did you mean "agent-fix"?`},
+		},
+		{
+			name:       "nothing to detect",
+			wantCode:   2,
+			wantStderr: []string{"choose one with --template NAME (agent-fix, ci-go, ci-node, ci-python, config)"},
+		},
+		{
+			name:       "several toolchains",
+			files:      map[string]string{"go.mod": "module x\n", "package.json": "{}"},
+			wantCode:   2,
+			wantStderr: []string{"several toolchains: choose a template with --template NAME (ci-go, ci-node)"},
+		},
+		{
+			name:       "existing file kept",
+			files:      map[string]string{".kilroy/ci.dot": "mine"},
+			args:       []string{"--template", "ci-go"},
+			wantCode:   2,
+			wantStderr: []string{"ci.dot already exists: keep it, or pass --force to overwrite it"},
+		},
+		{
+			name:      "existing file forced",
+			files:     map[string]string{".kilroy/ci.dot": "mine"},
+			args:      []string{"--template", "ci-node", "--force"},
+			wantFiles: map[string]string{".kilroy/ci.dot": "ci-node"},
+		},
+		{
+			name:       "stray argument",
+			args:       []string{"ci-go"},
+			wantCode:   2,
+			wantStderr: []string{`unexpected argument "ci-go"`, "usage: kilroy-bot init"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			repo := t.TempDir()
+			for p, c := range tt.files {
+				writeTree(t, filepath.Join(repo, p), c)
+			}
+			code, stdout, stderr := runCmd(append([]string{"init", "--repo", repo}, tt.args...)...)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tt.wantCode, stdout, stderr)
+			}
+			for _, w := range tt.wantStdout {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("stdout does not say %q:\n%s", w, stdout)
+				}
+			}
+			for _, w := range tt.wantStderr {
+				if !strings.Contains(stderr, w) {
+					t.Errorf("stderr does not say %q:\n%s", w, stderr)
+				}
+			}
+			for p, c := range tt.files { // untouched unless written on purpose
+				if _, over := tt.wantFiles[p]; !over {
+					if got, _ := os.ReadFile(filepath.Join(repo, p)); string(got) != c {
+						t.Errorf("%s changed to %q", p, got)
+					}
+				}
+			}
+			for p, tmpl := range tt.wantFiles {
+				got, err := os.ReadFile(filepath.Join(repo, p))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(string(got), templateContent(t, tmpl, p)); diff != "" {
+					t.Errorf("%s (-got +want):\n%s", p, diff)
+				}
+			}
+		})
+	}
+}
+
+// --repo inside a repository writes at its root.
+func TestInitFindsRepositoryRoot(t *testing.T) {
+	repo := t.TempDir()
+	writeTree(t, filepath.Join(repo, ".git", "HEAD"), "ref: refs/heads/main\n")
+	sub := filepath.Join(repo, "cmd", "tool")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runCmd("init", "--repo", sub, "--template", "ci-go"); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(repo, ".kilroy", "ci.dot")); err != nil {
+		t.Errorf("not written at the repository's root: %v", err)
+	}
+}
+
+func TestInitHelp(t *testing.T) {
+	code, stdout, stderr := runCmd("init", "-h")
+	if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "usage: kilroy-bot init") {
+		t.Errorf("init -h: exit %d, stdout %q, stderr %q; want 0 and the usage on stdout", code, stdout, stderr)
+	}
+	for _, name := range templates.Choices() {
+		if !strings.Contains(stdout, "  "+name+" ") {
+			t.Errorf("usage does not list template %s:\n%s", name, stdout)
+		}
+	}
+}
+
+// writeTree writes content at path, making its directories.
+func writeTree(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
