@@ -150,7 +150,7 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 	}
 	o := runner.LocalOptions{
 		DataDir: f.dataDir, GitPath: f.gitPath, Live: stderr,
-		Env:         runner.EnvInputs{Host: host, SecretNames: botSecretNames},
+		Env:         runner.EnvInputs{Host: host, SecretNames: botSecretNames, Sandbox: f.sandbox(host, stderr)},
 		Interviewer: f.interviewer(stderr), Answers: f.answers.m,
 	}
 	if f.agents == "" {

@@ -16,10 +16,12 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kilroy-bot/kilroy-bot/checks"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 	"github.com/kilroy-bot/kilroy-bot/schema"
 	"github.com/kilroy-bot/kilroy-bot/schema/schematest"
 )
@@ -243,7 +245,7 @@ func TestDecodePolicy(t *testing.T) {
 		{name: "comments only", yaml: schema.ServerPolicyModeline + "\n"},
 		{name: "slug only", yaml: "app_slug: kb\n"},
 		{name: "unknown top key", yaml: "app_slugg: kb\n",
-			wantErr: []string{`policy.yml:1:1: unknown key "app_slugg" at top level (known: app_slug, max_annotations, agents); did you mean "app_slug"?`}},
+			wantErr: []string{`policy.yml:1:1: unknown key "app_slugg" at top level (known: app_slug, max_annotations, agents, sandbox); did you mean "app_slug"?`}},
 		{name: "unknown backend key", yaml: "agents:\n  backends:\n    x:\n      kind: cli\n      cli: claude\n      modles: [a]\n",
 			wantErr: []string{`policy.yml:6:7: unknown key "modles" in agents.backends.x (known: kind, cli, api,`, `did you mean "models"?`}},
 		{name: "bad kind", yaml: "agents:\n  backends:\n    x: {kind: telepathy}\n",
@@ -319,5 +321,54 @@ func TestServePolicyDocExample(t *testing.T) {
 	}
 	if len(p.Agents.Backends) == 0 {
 		t.Errorf("the documented example decodes to no backends: %+v", p)
+	}
+}
+
+// The sandbox section of the server policy: sizes and durations are read
+// with their units, and a wrong one names its key.
+func TestSandboxPolicy(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml string
+		want       sandbox.Limits
+		noNet      bool
+		wantErr    string
+	}{
+		{name: "defaults", yaml: "sandbox: {}\n"},
+		{name: "all set", yaml: "sandbox:\n  network: false\n  limits: {processes: 64, memory: 512MiB, file_size: 1GiB, cpu_time: 30m}\n",
+			want: sandbox.Limits{Processes: 64, MemoryBytes: 512 << 20, FileSizeBytes: 1 << 30, CPUTime: 30 * time.Minute}, noNet: true},
+		{name: "bad size", yaml: "sandbox:\n  limits: {memory: 3 gigs}\n", wantErr: "sandbox.limits.memory"},
+		{name: "bad duration", yaml: "sandbox:\n  limits: {cpu_time: forever}\n", wantErr: "sandbox.limits.cpu_time"},
+		{name: "relative read_only", yaml: "sandbox:\n  read_only: [tools]\n", wantErr: "read_only"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p serverPolicy
+			err := decodePolicy("policy.yml", []byte(tc.yaml), &p)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one naming %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			cfg, err := p.Sandbox.sandboxConfig(nil, "", "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff([]any{cfg.Limits, cfg.NoNetwork}, []any{tc.want, tc.noNet}); diff != "" {
+				t.Errorf("limits, no network (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+// --insecure-no-sandbox puts a warning at the top of every check summary.
+func TestInsecureBanner(t *testing.T) {
+	if !strings.Contains(insecureBanner(serveConfig{InsecureNoSandbox: true}), "without a sandbox") {
+		t.Errorf("the insecure banner does not say nodes run without a sandbox")
+	}
+	if insecureBanner(serveConfig{}) != "" {
+		t.Errorf("a banner with the sandbox on")
 	}
 }

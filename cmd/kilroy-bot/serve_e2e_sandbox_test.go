@@ -39,9 +39,14 @@ gitdir=$(sed 's/^gitdir: //' .git); common=$(cd "$gitdir" && cd "$(cat commondir
 printf '[filter "pwn"]\n\tclean = sh -c "env > %%s/pwned.txt; cat"\n' "$DATA" >> "$common/config" 2>/dev/null && echo planted > loot/filter.txt
 echo '* filter=pwn' >> "$common/info/attributes" 2>/dev/null
 echo '* filter=pwn' > .gitattributes
-# resources
-(bomb() { bomb | bomb & }; bomb) 2>/dev/null
-python3 -c 'b = bytearray(4 << 30)' 2>/dev/null && echo allocated > loot/memory.txt
+# resources, only where the test can see the sandbox's uid and hostname:
+# a bot that lost its sandbox must fail the test, not fork-bomb the machine
+if [ "$(id -u)" = 1000 ] && [ "$(hostname)" = kilroy-sandbox ]; then
+  (bomb() { bomb | bomb & }; bomb) 2>/dev/null
+  python3 -c 'b = bytearray(4 << 30)' 2>/dev/null && echo allocated > loot/memory.txt
+else
+  echo "no sandbox" > loot/unjailed.txt
+fi
 exit 0
 `, dataDir, token)
 }
@@ -121,6 +126,9 @@ func testSandboxAttacks(t *testing.T, fork bool) {
 	loot := e.repo.Git(t, "ls-tree", "-r", "--name-only", branch, "loot")
 	if !strings.Contains(loot, "loot/environ.txt") {
 		t.Fatalf("the run branch has no loot: the attack did not run as written:\n%s", loot)
+	}
+	if strings.Contains(loot, "loot/unjailed.txt") {
+		t.Errorf("the attack ran outside the sandbox")
 	}
 	canaries := e.secrets()
 	canaries["bot env key"] = envCanary
@@ -205,6 +213,9 @@ func TestRunSandboxAttacks(t *testing.T) {
 	files := runBranchFileList(t, repo)
 	if !strings.Contains(files, "loot/environ.txt") {
 		t.Fatalf("the run branch has no loot: the attack did not run as written:\n%s", files)
+	}
+	if strings.Contains(files, "loot/unjailed.txt") {
+		t.Errorf("the attack ran outside the sandbox")
 	}
 	branch := gitT(t, repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/kilroy/")
 	for _, f := range strings.Split(files, "\n") {

@@ -248,7 +248,9 @@ func TestJailLimits(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
 			var out bytes.Buffer
-			res, err := Run(ctx, Cmd{Argv: []string{"bash", "-c", tt.script}, Dir: j.Workspace, Env: jailEnv(),
+			// A sandbox lost to a regression must fail the test, not bomb the machine.
+			script := `[ "$(hostname)" = kilroy-sandbox ] || { echo UNJAILED; exit 99; }; ` + tt.script
+			res, err := Run(ctx, Cmd{Argv: []string{"bash", "-c", script}, Dir: j.Workspace, Env: jailEnv(),
 				Stdout: &out, Stderr: &out, Jail: j})
 			if err != nil {
 				t.Fatalf("Run: %v", err)
@@ -305,6 +307,21 @@ func TestJailNetwork(t *testing.T) {
 		}
 		if got := strings.TrimSpace(out.String()); got != tt.want {
 			t.Errorf("NoNetwork=%v: got %q, want %q", tt.noNet, got, tt.want)
+		}
+	}
+}
+
+// Where bubblewrap is refused (user namespaces off, a container's seccomp
+// profile), the self-test's message names the setting that fixes it.
+func TestNamespaceHint(t *testing.T) {
+	for msg, want := range map[string]string{
+		"bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces": "kernel.unprivileged_userns_clone=1",
+		"bwrap: setting up uid map: Permission denied":                                   "apparmor_restrict_unprivileged_userns",
+		"bwrap: Failed to make / slave: Operation not permitted":                         "seccomp=unconfined",
+		"bwrap: Creating new namespace failed: Operation not permitted":                  "user.max_user_namespaces",
+	} {
+		if got := namespaceHint(msg); !strings.Contains(got, want) {
+			t.Errorf("namespaceHint(%q) = %q, want it to name %q", msg, got, want)
 		}
 	}
 }
