@@ -238,3 +238,29 @@ func TestRunSandboxAttacks(t *testing.T) {
 		t.Errorf("the node's daemon outlived the run: pids %v", left)
 	}
 }
+
+// TestServeE2ENodeLimits: a node that fork-bombs fails, and the kilroy/ci
+// check says which sandbox limit it reached; the bot answers on.
+func TestServeE2ENodeLimits(t *testing.T) {
+	needSandbox(t)
+	const bombDOT = `digraph ci {
+  start [shape=Mdiamond]
+  bomb [shape=parallelogram, tool_command="[ \"$(hostname)\" = kilroy-sandbox ] || exit 99; bomb() { bomb | bomb & }; bomb; sleep 2; for i in $(seq 600); do sleep 5 & done; wait"]
+  done [shape=Msquare]
+  start -> bomb -> done
+}
+`
+	e := newE2E(t, e2eOptions{policy: "sandbox:\n  limits: {processes: 128}\n",
+		files: map[string]string{"main.go": mainGo, ".kilroy/ci.dot": bombDOT}})
+	sha := e.repo.Commit(t, "feature-32", map[string]string{"README.md": "change\n"}, "change")
+	e.deliver("pull_request", e.openPR("opened", pr{number: 32, sha: sha}))
+	e.waitSettled(sha, "kilroy/ci")
+	e.waitIdle()
+	sum := e.named(sha, "kilroy/ci")[0]
+	if sum.Conclusion != "failure" || !strings.Contains(sum.Summary, "process limit reached (128 processes; sandbox.limits.processes)") {
+		t.Errorf("kilroy/ci %s, want failure naming the process limit:\n%s", sum.Conclusion, sum.Summary)
+	}
+	if code, _ := e.get("/healthz"); code != 200 {
+		t.Errorf("/healthz = %d after the fork bomb", code)
+	}
+}
