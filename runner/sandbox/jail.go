@@ -226,10 +226,12 @@ func (j *Jail) wrap(env []string, dir string, argv []string) ([]string, *jailSta
 		return nil, nil, err
 	}
 	out := append([]string{s.bwrap}, s.namespaceArgs()...)
-	out = append(out, args(ms)...)
+	out = append(out, args(ms, s.limits.MemoryBytes/2)...)
 	if dir != "" {
 		out = append(out, "--chdir", dir)
 	}
+	// The host's TMPDIR is not there: temporary files go to the private /tmp.
+	out = append(out, "--setenv", "TMPDIR", "/tmp")
 	out = append(out, "--block-fd", "3", "--info-fd", "4", "--")
 	return append(out, argv...), js, nil
 }

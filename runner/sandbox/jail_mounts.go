@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -256,8 +257,11 @@ func within(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
 }
 
-// args renders mounts as bwrap options.
-func args(ms []mount) []string {
+// args renders mounts as bwrap options. A private tmpfs (/tmp, HOME) holds
+// at most tmpSize bytes (half the memory limit: tmpfs pages are memory, and
+// a full /tmp should fail a write, not get the node killed; 0 leaves the
+// kernel's default); a mask holds one page, so it cannot be filled either.
+func args(ms []mount, tmpSize int64) []string {
 	var a []string
 	for _, m := range ms {
 		switch m.kind {
@@ -267,8 +271,13 @@ func args(ms []mount) []string {
 			a = append(a, "--ro-bind", m.src, m.dst)
 		case mRWBind:
 			a = append(a, "--bind", m.src, m.dst)
-		case mTmpfs, mMaskDir:
+		case mTmpfs:
+			if tmpSize > 0 {
+				a = append(a, "--size", strconv.FormatInt(tmpSize, 10))
+			}
 			a = append(a, "--tmpfs", m.dst)
+		case mMaskDir:
+			a = append(a, "--size", "4096", "--tmpfs", m.dst)
 		case mMaskFile:
 			a = append(a, "--ro-bind", "/dev/null", m.dst)
 		}

@@ -325,3 +325,30 @@ func TestNamespaceHint(t *testing.T) {
 		}
 	}
 }
+
+// The private /tmp holds at most half the memory limit, a mask one page; the
+// node's TMPDIR is that /tmp whatever the host's was.
+func TestJailTmpIsBounded(t *testing.T) {
+	ws := t.TempDir()
+	hidden := filepath.Join(ws, "hidden") // inside a bind: masked
+	os.MkdirAll(hidden, 0o755)
+	s := newTestSandbox(t, Config{Limits: Limits{MemoryBytes: 128 << 20}, Hidden: []string{hidden}})
+	j := &Jail{Sandbox: s, Workspace: ws}
+	res, out := jailRun(t, context.Background(), j, `
+		[ "$(hostname)" = kilroy-sandbox ] || { echo UNJAILED; exit 99; }
+		echo "tmpdir=$TMPDIR"
+		head -c 80000000 /dev/zero > /tmp/big 2>/dev/null && echo TMP-FILLED
+		head -c 64000 /dev/zero > `+hidden+`/x 2>/dev/null && echo MASK-FILLED
+		exit 0`)
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d: %s", res.ExitCode, out)
+	}
+	for _, bad := range []string{"TMP-FILLED", "MASK-FILLED"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("%s:\n%s", bad, out)
+		}
+	}
+	if !strings.Contains(out, "tmpdir=/tmp\n") {
+		t.Errorf("TMPDIR is not /tmp:\n%s", out)
+	}
+}
