@@ -2,8 +2,8 @@ package agenttest_test
 
 import (
 	"bufio"
-	"errors"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
