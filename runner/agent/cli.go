@@ -31,6 +31,11 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 		if err := os.MkdirAll(home, 0o700); err != nil {
 			return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: isolated HOME: %v", sel.name, err)), nil
 		}
+		if sel.b.CLI == CLIGemini {
+			if err := geminiSettings(home); err != nil {
+				return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: isolated HOME: %v", sel.name, err)), nil
+			}
+		}
 	}
 	promptPath := filepath.Join(req.StageDir, "agent.prompt.md")
 	if err := os.WriteFile(promptPath, []byte(preamble(req, false)+req.Prompt), 0o644); err != nil {
@@ -42,8 +47,9 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 		"{prompt_file}": promptPath, "{workspace}": req.Workspace, "{stage_dir}": req.StageDir,
 		"{model}": sel.model, "{reasoning_effort}": sel.effort,
 	})}
+	jail := a.jail(req)
 	run.stdoutPath, run.stderrPath = cliLogPaths(req.StageDir, sel.b.CLI)
-	if err := a.execCLI(sctx, &run, promptPath, req.Workspace, a.cliEnv(req, sel, key, home), a.jail(req)); err != nil {
+	if err := a.execCLI(sctx, &run, promptPath, req.Workspace, a.cliEnv(req, sel, key, home, jail), jail); err != nil {
 		return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: %v", sel.name, err)), nil
 	}
 	var nf *sandbox.NotFoundError
@@ -132,14 +138,15 @@ func (a *Agent) cliOutcome(req attractor.AgentRequest, sel selection, run cliRun
 // {stage_dir}, {model} and {reasoning_effort} anywhere in an argument;
 // {model_args} and {effort_args} as whole arguments, replaced by
 // ModelArgs / EffortArgs when the node has a model / an effort and
-// dropped otherwise (appended at the end when the template lacks them).
+// dropped otherwise, and {config_args} by the flavour's settings (Codex's
+// -c overrides); each is appended at the end when the template lacks it.
 func expandArgv(sel selection, vars map[string]string) []string {
 	pairs := make([]string, 0, 2*len(vars))
 	for k, v := range vars {
 		pairs = append(pairs, k, v)
 	}
 	r := strings.NewReplacer(pairs...)
-	groups := map[string][]string{"{model_args}": nil, "{effort_args}": nil}
+	groups := map[string][]string{"{model_args}": nil, "{effort_args}": nil, "{config_args}": cliConfigArgs(sel.b)}
 	if sel.model != "" {
 		groups["{model_args}"] = sel.b.ModelArgs
 	}
@@ -155,7 +162,7 @@ func expandArgv(sel selection, vars map[string]string) []string {
 		}
 		argv = append(argv, arg)
 	}
-	for _, name := range []string{"{model_args}", "{effort_args}"} {
+	for _, name := range []string{"{config_args}", "{model_args}", "{effort_args}"} {
 		argv = append(argv, groups[name]...) // only those the template did not place
 	}
 	for i, arg := range argv {
