@@ -69,6 +69,10 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 		return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: read output: %v", sel.name, err)), nil
 	}
 	rep := parseCLIOutput(sel.b.CLI, out)
+	if sel.b.CLI == CLIGemini && rep.Error == "" && run.res.ExitCode != 0 {
+		stderr, _ := os.ReadFile(run.stderrPath)
+		rep.Error = geminiStderrError(stderr)
+	}
 	a.writeCLIRecord(ctx, req, sel, run, rep)
 	o := a.cliOutcome(req, sel, run, rep)
 	o.Meta = withMeta(o.Meta, usageMeta(rep.Usage, rep.Cost, rep.Priced))
@@ -127,9 +131,10 @@ func (a *Agent) cliOutcome(req attractor.AgentRequest, sel selection, run cliRun
 		o.Response = rep.Response
 		return o
 	case why != "":
-		// No class: the engine infers it from the reason (a rate limit is
-		// transient, a test failure deterministic).
-		return attractor.Outcome{Status: attractor.StatusFail, FailureReason: why, Response: rep.Response}
+		// Without a class the CLI's words give, the engine infers one from
+		// the reason.
+		return attractor.Outcome{Status: attractor.StatusFail, FailureClass: cliFailureClass(why + "\n" + stderrTail(run.stderrPath)),
+			FailureReason: why, Response: rep.Response}
 	}
 	return finalVerdict(req, rep.Response)
 }

@@ -129,6 +129,55 @@ exit 1`,
 			wantMeta:   map[string]any{"tokens_in": int64(7), "tokens_out": int64(1)},
 		},
 		{
+			name:    "claude 500 is transient",
+			backend: Backend{Kind: KindCLI, CLI: CLIClaude},
+			script: `echo '{"type":"result","subtype":"success","is_error":true,"result":"API Error: 500 {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"Internal server error\"}}"}'
+exit 1`,
+			wantStatus: attractor.StatusFail, wantClass: attractor.ClassTransientInfra,
+			wantReason: []string{"claude exited with code 1: API Error: 500"},
+		},
+		{
+			name:       "claude 401 is structural",
+			backend:    Backend{Kind: KindCLI, CLI: CLIClaude},
+			script:     `echo '{"type":"result","is_error":true,"result":"Invalid API key · Fix external API key"}'; echo 'API Error: 401 authentication_error' >&2; exit 1`,
+			wantStatus: attractor.StatusFail, wantClass: attractor.ClassStructural,
+		},
+		{
+			name:    "codex recovers from a dropped stream",
+			backend: Backend{Kind: KindCLI, CLI: CLICodex},
+			script: `echo '{"type":"turn.started"}'
+echo '{"type":"error","message":"Reconnecting... 1/5 (stream disconnected before completion: error decoding response body)"}'
+echo '{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"Done. OUTCOME:SUCCESS"}}'
+echo '{"type":"turn.completed","usage":{"input_tokens":5,"output_tokens":2}}'`,
+			wantStatus: attractor.StatusSuccess,
+		},
+		{
+			name:    "codex gives up on a dropped stream",
+			backend: Backend{Kind: KindCLI, CLI: CLICodex},
+			script: `echo '{"type":"error","message":"Reconnecting... 5/5 (stream disconnected before completion: error decoding response body)"}'
+echo '{"type":"turn.failed","error":{"message":"stream disconnected before completion: error decoding response body"}}'
+exit 1`,
+			wantStatus: attractor.StatusFail, wantClass: attractor.ClassTransientInfra,
+			wantReason: []string{"codex exited with code 1: stream disconnected"},
+		},
+		{
+			name:    "gemini JSON error on stderr",
+			backend: Backend{Kind: KindCLI, CLI: CLIGemini},
+			script: `cat >&2 <<'J'
+{
+  "session_id": "s-1",
+  "error": {
+    "type": "Error",
+    "message": "[API Error: got status: 400 Bad Request. {\"error\":{\"code\":400,\"message\":\"model not found\"}}]",
+    "code": 1
+  }
+}
+J
+exit 1`,
+			wantStatus: attractor.StatusFail, wantClass: attractor.ClassDeterministic,
+			wantReason: []string{"gemini exited with code 1: [API Error: got status: 400 Bad Request."},
+		},
+		{
 			name:       "claude turn limit",
 			backend:    Backend{Kind: KindCLI, CLI: CLIClaude},
 			script:     `echo '{"type":"result","subtype":"error_max_turns","is_error":true,"result":"","usage":{"input_tokens":1,"output_tokens":1}}'`,
