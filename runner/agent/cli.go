@@ -57,11 +57,7 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 	case errors.As(run.err, &nf):
 		return *structural(fmt.Sprintf("agent backend %s: %v: install it on the kilroy-bot host or set agents.backends.%s.command "+
 			"to the program and its arguments", sel.name, nf, sel.name)), nil
-	case ctx.Err() != nil:
-		return attractor.Outcome{}, fmt.Errorf("agent %s: %w", sel.name, ctx.Err())
-	case run.res.TimedOut:
-		return timedOut(timeout), nil
-	case run.err != nil:
+	case run.err != nil && ctx.Err() == nil && !run.res.TimedOut:
 		return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: %s", sel.name, redact(run.err.Error(), a.secret))), nil
 	}
 	out, err := os.ReadFile(run.stdoutPath)
@@ -73,7 +69,21 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 		stderr, _ := os.ReadFile(run.stderrPath)
 		rep.Error = geminiStderrError(stderr)
 	}
+	run.res.TimedOut = run.res.TimedOut || ctx.Err() != nil
 	a.writeCLIRecord(ctx, req, sel, run, rep)
+	if run.res.TimedOut {
+		// Keep what the agent said so far: the engine writes no response
+		// when it reports the node's timeout or a cancellation itself.
+		a.keepResponse(ctx, req, rep.Response)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return attractor.Outcome{}, fmt.Errorf("agent %s: %w", sel.name, ctx.Err())
+	case run.res.TimedOut:
+		o := timedOut(timeout)
+		o.Response = rep.Response
+		return o, nil
+	}
 	o := a.cliOutcome(req, sel, run, rep)
 	o.Meta = withMeta(o.Meta, usageMeta(rep.Usage, rep.Cost, rep.Priced))
 	o.Meta["exit_code"] = run.res.ExitCode
@@ -212,4 +222,11 @@ func (a *Agent) writeCLIRecord(ctx context.Context, req attractor.AgentRequest, 
 		rec["error"] = redact(rep.Error, a.secret)
 	}
 	a.writeJSON(ctx, filepath.Join(req.StageDir, "agent.json"), rec)
+}
+
+// keepResponse writes response.md for an attempt the engine ends itself.
+func (a *Agent) keepResponse(ctx context.Context, req attractor.AgentRequest, response string) {
+	if err := os.WriteFile(filepath.Join(req.StageDir, "response.md"), []byte(redact(response, a.secret)), 0o644); err != nil {
+		a.log.WarnContext(ctx, "could not keep the response", "err", err)
+	}
 }

@@ -239,21 +239,40 @@ exit 1`,
 }
 
 // The node's deadline ends the CLI (the engine reports it); the
-// configured default ends it with a transient failure of its own.
+// configured default ends it with a transient failure of its own. Either
+// way what the agent did so far is kept: agent.json and response.md.
 func TestCLITimeouts(t *testing.T) {
-	deps := fakeCLI(t, "slow", "sleep 60\n")
+	deps := fakeCLI(t, "slow", "echo 'halfway there'\nsleep 60\n")
 	cfg := Config{Backends: map[string]Backend{"b": {Kind: KindCLI, CLI: CLICommand, NoKey: true, Command: []string{"slow"}}},
 		Limits: Limits{Timeout: Duration(300 * time.Millisecond)}}
 	a := newTestAgent(t, cfg, deps)
 
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
-	if _, err := a.Run(ctx, testRequest(t, testWorktree(t), "n")); !errors.Is(err, context.DeadlineExceeded) {
+	req := testRequest(t, testWorktree(t), "n")
+	if _, err := a.Run(ctx, req); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("with a node deadline: err = %v, want DeadlineExceeded", err)
 	}
-	o, err := a.Run(t.Context(), testRequest(t, testWorktree(t), "n"))
+	checkKept(t, req.StageDir)
+	req = testRequest(t, testWorktree(t), "n")
+	o, err := a.Run(t.Context(), req)
 	if err != nil || o.FailureClass != attractor.ClassTransientInfra || !strings.Contains(o.FailureReason, "timed out after 300ms") {
 		t.Errorf("with the default timeout: %+v, %v", o, err)
+	}
+	if o.Response != "halfway there" {
+		t.Errorf("response = %q, want what the agent printed", o.Response)
+	}
+	checkKept(t, req.StageDir)
+}
+
+func checkKept(t *testing.T, stage string) {
+	t.Helper()
+	rec := readFileT(t, filepath.Join(stage, "agent.json"))
+	if !strings.Contains(rec, `"timed_out": true`) {
+		t.Errorf("agent.json does not say it timed out:\n%s", rec)
+	}
+	if got := readFileT(t, filepath.Join(stage, "response.md")); got != "halfway there" {
+		t.Errorf("response.md = %q", got)
 	}
 }
 
