@@ -56,13 +56,7 @@ func (a *Agent) apiOutcome(ctx context.Context, req attractor.AgentRequest, sel 
 		if ownTimeout {
 			return timedOut(timeout), nil
 		}
-		var pe *ProviderError
-		if errors.As(runErr, &pe) && pe.authFailure() {
-			return failure(attractor.ClassStructural, fmt.Sprintf("%s rejected the key in %s: %s",
-				pe.Provider, sel.b.KeyEnv, redact(pe.Message, a.secret))), nil
-		}
-		return failure(attractor.ClassTransientInfra, fmt.Sprintf("model provider failed after %d retries (%s): %s",
-			a.lim.ProviderRetries, res, redact(runErr.Error(), a.secret))), nil
+		return a.providerFailure(sel, res, runErr), nil
 	}
 	if res.limit == "" {
 		return finalVerdict(req, res.final), nil
@@ -80,6 +74,29 @@ func (a *Agent) apiOutcome(ctx context.Context, req attractor.AgentRequest, sel 
 			"split the task or raise agents.limits.%s", res.limit, res, res.limit))
 	o.Response = res.final
 	return o, nil
+}
+
+// providerFailure classes a failed model call: a rejected key is
+// structural (no retry fixes it), another refused request deterministic
+// (the same request fails the same way), the rest transient. The reason
+// counts only the retries made.
+func (a *Agent) providerFailure(sel selection, res sessionResult, err error) attractor.Outcome {
+	msg := redact(err.Error(), a.secret)
+	var pe *ProviderError
+	if !errors.As(err, &pe) {
+		return failure(attractor.ClassTransientInfra, fmt.Sprintf("model provider failed (%s): %s", res, msg))
+	}
+	switch {
+	case pe.authFailure():
+		return failure(attractor.ClassStructural, fmt.Sprintf("%s rejected the key in %s: %s",
+			pe.Provider, sel.b.KeyEnv, redact(pe.Message, a.secret)))
+	case !pe.retryable():
+		return failure(attractor.ClassDeterministic, fmt.Sprintf("model provider refused the request (%s): %s; "+
+			"check the node's llm_model and reasoning_effort and the backend's base_url", res, msg))
+	case pe.Attempts > 1:
+		return failure(attractor.ClassTransientInfra, fmt.Sprintf("model provider failed after %d retries (%s): %s", pe.Attempts-1, res, msg))
+	}
+	return failure(attractor.ClassTransientInfra, fmt.Sprintf("model provider failed (%s): %s", res, msg))
 }
 
 // provider returns the protocol client of the selected backend.

@@ -26,17 +26,18 @@ const (
 // the environment NodeEnv builds (no bot secrets), as for tool nodes.
 var cliDefaults = map[string]Backend{
 	CLIClaude: {
-		Provider:  ProviderAnthropic,
-		KeyEnv:    "ANTHROPIC_API_KEY",
-		Command:   []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions", "{model_args}"},
-		ModelArgs: []string{"--model", "{model}"},
+		Provider:   ProviderAnthropic,
+		KeyEnv:     "ANTHROPIC_API_KEY",
+		Command:    []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions", "{model_args}", "{effort_args}"},
+		ModelArgs:  []string{"--model", "{model}"},
+		EffortArgs: []string{"--effort", "{reasoning_effort}"},
 	},
 	CLICodex: {
 		Provider:    ProviderOpenAI,
 		KeyEnv:      "OPENAI_API_KEY",
 		ChildKeyEnv: "CODEX_API_KEY",
 		Command: []string{"codex", "exec", "--json", "--skip-git-repo-check",
-			"--dangerously-bypass-approvals-and-sandbox", "{model_args}", "{effort_args}", "-"},
+			"--dangerously-bypass-approvals-and-sandbox", "{config_args}", "{model_args}", "{effort_args}", "-"},
 		ModelArgs:  []string{"--model", "{model}"},
 		EffortArgs: []string{"-c", "model_reasoning_effort={reasoning_effort}"},
 	},

@@ -31,6 +31,11 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 		if err := os.MkdirAll(home, 0o700); err != nil {
 			return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: isolated HOME: %v", sel.name, err)), nil
 		}
+		if sel.b.CLI == CLIGemini {
+			if err := geminiSettings(home); err != nil {
+				return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: isolated HOME: %v", sel.name, err)), nil
+			}
+		}
 	}
 	promptPath := filepath.Join(req.StageDir, "agent.prompt.md")
 	if err := os.WriteFile(promptPath, []byte(preamble(req, false)+req.Prompt), 0o644); err != nil {
@@ -42,8 +47,9 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 		"{prompt_file}": promptPath, "{workspace}": req.Workspace, "{stage_dir}": req.StageDir,
 		"{model}": sel.model, "{reasoning_effort}": sel.effort,
 	})}
+	jail := a.jail(req)
 	run.stdoutPath, run.stderrPath = cliLogPaths(req.StageDir, sel.b.CLI)
-	if err := a.execCLI(sctx, &run, promptPath, req.Workspace, a.cliEnv(req, sel, key, home), a.jail(req)); err != nil {
+	if err := a.execCLI(sctx, &run, promptPath, req.Workspace, a.cliEnv(req, sel, key, home, jail), jail); err != nil {
 		return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: %v", sel.name, err)), nil
 	}
 	var nf *sandbox.NotFoundError
@@ -51,11 +57,7 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 	case errors.As(run.err, &nf):
 		return *structural(fmt.Sprintf("agent backend %s: %v: install it on the kilroy-bot host or set agents.backends.%s.command "+
 			"to the program and its arguments", sel.name, nf, sel.name)), nil
-	case ctx.Err() != nil:
-		return attractor.Outcome{}, fmt.Errorf("agent %s: %w", sel.name, ctx.Err())
-	case run.res.TimedOut:
-		return timedOut(timeout), nil
-	case run.err != nil:
+	case run.err != nil && ctx.Err() == nil && !run.res.TimedOut:
 		return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: %s", sel.name, redact(run.err.Error(), a.secret))), nil
 	}
 	out, err := os.ReadFile(run.stdoutPath)
@@ -63,7 +65,25 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 		return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: read output: %v", sel.name, err)), nil
 	}
 	rep := parseCLIOutput(sel.b.CLI, out)
+	if sel.b.CLI == CLIGemini && rep.Error == "" && run.res.ExitCode != 0 {
+		stderr, _ := os.ReadFile(run.stderrPath)
+		rep.Error = geminiStderrError(stderr)
+	}
+	run.res.TimedOut = run.res.TimedOut || ctx.Err() != nil
 	a.writeCLIRecord(ctx, req, sel, run, rep)
+	if run.res.TimedOut {
+		// Keep what the agent said so far: the engine writes no response
+		// when it reports the node's timeout or a cancellation itself.
+		a.keepResponse(ctx, req, rep.Response)
+	}
+	switch {
+	case ctx.Err() != nil:
+		return attractor.Outcome{}, fmt.Errorf("agent %s: %w", sel.name, ctx.Err())
+	case run.res.TimedOut:
+		o := timedOut(timeout)
+		o.Response = rep.Response
+		return o, nil
+	}
 	o := a.cliOutcome(req, sel, run, rep)
 	o.Meta = withMeta(o.Meta, usageMeta(rep.Usage, rep.Cost, rep.Priced))
 	o.Meta["exit_code"] = run.res.ExitCode
@@ -121,9 +141,10 @@ func (a *Agent) cliOutcome(req attractor.AgentRequest, sel selection, run cliRun
 		o.Response = rep.Response
 		return o
 	case why != "":
-		// No class: the engine infers it from the reason (a rate limit is
-		// transient, a test failure deterministic).
-		return attractor.Outcome{Status: attractor.StatusFail, FailureReason: why, Response: rep.Response}
+		// Without a class the CLI's words give, the engine infers one from
+		// the reason.
+		return attractor.Outcome{Status: attractor.StatusFail, FailureClass: cliFailureClass(why + "\n" + stderrTail(run.stderrPath)),
+			FailureReason: why, Response: rep.Response}
 	}
 	return finalVerdict(req, rep.Response)
 }
@@ -132,14 +153,15 @@ func (a *Agent) cliOutcome(req attractor.AgentRequest, sel selection, run cliRun
 // {stage_dir}, {model} and {reasoning_effort} anywhere in an argument;
 // {model_args} and {effort_args} as whole arguments, replaced by
 // ModelArgs / EffortArgs when the node has a model / an effort and
-// dropped otherwise (appended at the end when the template lacks them).
+// dropped otherwise, and {config_args} by the flavour's settings (Codex's
+// -c overrides); each is appended at the end when the template lacks it.
 func expandArgv(sel selection, vars map[string]string) []string {
 	pairs := make([]string, 0, 2*len(vars))
 	for k, v := range vars {
 		pairs = append(pairs, k, v)
 	}
 	r := strings.NewReplacer(pairs...)
-	groups := map[string][]string{"{model_args}": nil, "{effort_args}": nil}
+	groups := map[string][]string{"{model_args}": nil, "{effort_args}": nil, "{config_args}": cliConfigArgs(sel.b)}
 	if sel.model != "" {
 		groups["{model_args}"] = sel.b.ModelArgs
 	}
@@ -155,7 +177,7 @@ func expandArgv(sel selection, vars map[string]string) []string {
 		}
 		argv = append(argv, arg)
 	}
-	for _, name := range []string{"{model_args}", "{effort_args}"} {
+	for _, name := range []string{"{config_args}", "{model_args}", "{effort_args}"} {
 		argv = append(argv, groups[name]...) // only those the template did not place
 	}
 	for i, arg := range argv {
@@ -200,4 +222,11 @@ func (a *Agent) writeCLIRecord(ctx context.Context, req attractor.AgentRequest, 
 		rec["error"] = redact(rep.Error, a.secret)
 	}
 	a.writeJSON(ctx, filepath.Join(req.StageDir, "agent.json"), rec)
+}
+
+// keepResponse writes response.md for an attempt the engine ends itself.
+func (a *Agent) keepResponse(ctx context.Context, req attractor.AgentRequest, response string) {
+	if err := os.WriteFile(filepath.Join(req.StageDir, "response.md"), []byte(redact(response, a.secret)), 0o644); err != nil {
+		a.log.WarnContext(ctx, "could not keep the response", "err", err)
+	}
 }

@@ -175,14 +175,19 @@ func parseCodex(out []byte) cliReport {
 				Message string `json:"message"`
 			}
 			_ = json.Unmarshal(line, &ev) // the type decoded, so the line is valid JSON
-			r.Error = or(ev.Message, "error")
+			if !strings.HasPrefix(ev.Message, "Reconnecting...") {
+				// A reconnect is Codex retrying a dropped stream; if it
+				// gives up, turn.failed follows.
+				r.Error = or(ev.Message, "error")
+			}
 		}
 	})
 	return r
 }
 
 // parseGemini reads `gemini --output-format json`: one object with the
-// response, per-model token stats and an optional error.
+// response, per-model token stats and an optional error. A fatal error
+// comes as such an object on stderr instead (geminiStderrError).
 func parseGemini(out []byte) cliReport {
 	var r cliReport
 	i := bytes.IndexByte(out, '{')
@@ -218,4 +223,23 @@ func parseGemini(out []byte) cliReport {
 		r.Error = or(doc.Error.Message, doc.Error.Type)
 	}
 	return r
+}
+
+// geminiStderrError is the message of the JSON error object the Gemini CLI
+// prints on stderr when it fails, or "".
+func geminiStderrError(stderr []byte) string {
+	i := bytes.IndexByte(stderr, '{')
+	if i < 0 {
+		return ""
+	}
+	var doc struct {
+		Error *struct {
+			Message string `json:"message"`
+			Type    string `json:"type"`
+		} `json:"error"`
+	}
+	if json.NewDecoder(bytes.NewReader(stderr[i:])).Decode(&doc) != nil || doc.Error == nil {
+		return ""
+	}
+	return or(doc.Error.Message, doc.Error.Type)
 }

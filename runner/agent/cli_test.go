@@ -129,6 +129,55 @@ exit 1`,
 			wantMeta:   map[string]any{"tokens_in": int64(7), "tokens_out": int64(1)},
 		},
 		{
+			name:    "claude 500 is transient",
+			backend: Backend{Kind: KindCLI, CLI: CLIClaude},
+			script: `echo '{"type":"result","subtype":"success","is_error":true,"result":"API Error: 500 {\"type\":\"error\",\"error\":{\"type\":\"api_error\",\"message\":\"Internal server error\"}}"}'
+exit 1`,
+			wantStatus: attractor.StatusFail, wantClass: attractor.ClassTransientInfra,
+			wantReason: []string{"claude exited with code 1: API Error: 500"},
+		},
+		{
+			name:       "claude 401 is structural",
+			backend:    Backend{Kind: KindCLI, CLI: CLIClaude},
+			script:     `echo '{"type":"result","is_error":true,"result":"Invalid API key · Fix external API key"}'; echo 'API Error: 401 authentication_error' >&2; exit 1`,
+			wantStatus: attractor.StatusFail, wantClass: attractor.ClassStructural,
+		},
+		{
+			name:    "codex recovers from a dropped stream",
+			backend: Backend{Kind: KindCLI, CLI: CLICodex},
+			script: `echo '{"type":"turn.started"}'
+echo '{"type":"error","message":"Reconnecting... 1/5 (stream disconnected before completion: error decoding response body)"}'
+echo '{"type":"item.completed","item":{"id":"i","type":"agent_message","text":"Done. OUTCOME:SUCCESS"}}'
+echo '{"type":"turn.completed","usage":{"input_tokens":5,"output_tokens":2}}'`,
+			wantStatus: attractor.StatusSuccess,
+		},
+		{
+			name:    "codex gives up on a dropped stream",
+			backend: Backend{Kind: KindCLI, CLI: CLICodex},
+			script: `echo '{"type":"error","message":"Reconnecting... 5/5 (stream disconnected before completion: error decoding response body)"}'
+echo '{"type":"turn.failed","error":{"message":"stream disconnected before completion: error decoding response body"}}'
+exit 1`,
+			wantStatus: attractor.StatusFail, wantClass: attractor.ClassTransientInfra,
+			wantReason: []string{"codex exited with code 1: stream disconnected"},
+		},
+		{
+			name:    "gemini JSON error on stderr",
+			backend: Backend{Kind: KindCLI, CLI: CLIGemini},
+			script: `cat >&2 <<'J'
+{
+  "session_id": "s-1",
+  "error": {
+    "type": "Error",
+    "message": "[API Error: got status: 400 Bad Request. {\"error\":{\"code\":400,\"message\":\"model not found\"}}]",
+    "code": 1
+  }
+}
+J
+exit 1`,
+			wantStatus: attractor.StatusFail, wantClass: attractor.ClassDeterministic,
+			wantReason: []string{"gemini exited with code 1: [API Error: got status: 400 Bad Request."},
+		},
+		{
 			name:       "claude turn limit",
 			backend:    Backend{Kind: KindCLI, CLI: CLIClaude},
 			script:     `echo '{"type":"result","subtype":"error_max_turns","is_error":true,"result":"","usage":{"input_tokens":1,"output_tokens":1}}'`,
@@ -190,21 +239,40 @@ exit 1`,
 }
 
 // The node's deadline ends the CLI (the engine reports it); the
-// configured default ends it with a transient failure of its own.
+// configured default ends it with a transient failure of its own. Either
+// way what the agent did so far is kept: agent.json and response.md.
 func TestCLITimeouts(t *testing.T) {
-	deps := fakeCLI(t, "slow", "sleep 60\n")
+	deps := fakeCLI(t, "slow", "echo 'halfway there'\nsleep 60\n")
 	cfg := Config{Backends: map[string]Backend{"b": {Kind: KindCLI, CLI: CLICommand, NoKey: true, Command: []string{"slow"}}},
 		Limits: Limits{Timeout: Duration(300 * time.Millisecond)}}
 	a := newTestAgent(t, cfg, deps)
 
 	ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
-	if _, err := a.Run(ctx, testRequest(t, testWorktree(t), "n")); !errors.Is(err, context.DeadlineExceeded) {
+	req := testRequest(t, testWorktree(t), "n")
+	if _, err := a.Run(ctx, req); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("with a node deadline: err = %v, want DeadlineExceeded", err)
 	}
-	o, err := a.Run(t.Context(), testRequest(t, testWorktree(t), "n"))
+	checkKept(t, req.StageDir)
+	req = testRequest(t, testWorktree(t), "n")
+	o, err := a.Run(t.Context(), req)
 	if err != nil || o.FailureClass != attractor.ClassTransientInfra || !strings.Contains(o.FailureReason, "timed out after 300ms") {
 		t.Errorf("with the default timeout: %+v, %v", o, err)
+	}
+	if o.Response != "halfway there" {
+		t.Errorf("response = %q, want what the agent printed", o.Response)
+	}
+	checkKept(t, req.StageDir)
+}
+
+func checkKept(t *testing.T, stage string) {
+	t.Helper()
+	rec := readFileT(t, filepath.Join(stage, "agent.json"))
+	if !strings.Contains(rec, `"timed_out": true`) {
+		t.Errorf("agent.json does not say it timed out:\n%s", rec)
+	}
+	if got := readFileT(t, filepath.Join(stage, "response.md")); got != "halfway there" {
+		t.Errorf("response.md = %q", got)
 	}
 }
 

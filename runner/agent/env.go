@@ -2,6 +2,7 @@ package agent
 
 import (
 	"maps"
+	"os"
 	"slices"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
@@ -15,16 +16,15 @@ func (a *Agent) toolEnv(req attractor.AgentRequest) []string {
 }
 
 // cliEnv is a CLI agent's environment: a tool node's, plus an isolated HOME
-// when home is set, the backend's configured extras and its own provider
-// key under the name the CLI reads.
-func (a *Agent) cliEnv(req attractor.AgentRequest, sel selection, key, home string) []string {
+// when home is set, the flavour's own settings (cliFlavourEnv), the
+// backend's configured extras and its own provider key under the name the
+// CLI reads.
+func (a *Agent) cliEnv(req attractor.AgentRequest, sel selection, key, home string, jail *sandbox.Jail) []string {
 	spec := a.envSpec(req)
 	spec.HomeOverride = home
-	spec.Extra = maps.Clone(sel.b.Env)
+	spec.Extra = cliFlavourEnv(sel.b, jail == nil && os.Geteuid() == 0) // the jail runs it as an ordinary user
+	maps.Copy(spec.Extra, sel.b.Env)
 	if key != "" {
-		if spec.Extra == nil {
-			spec.Extra = map[string]string{}
-		}
 		spec.Extra[sel.b.ChildKeyEnv] = key
 	}
 	return sandbox.NodeEnv(spec)

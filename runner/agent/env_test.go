@@ -65,10 +65,13 @@ func TestEnvironmentParity(t *testing.T) {
 	rest := maps.Clone(cli)
 	delete(rest, "HOME")
 	delete(rest, "ANTHROPIC_API_KEY")
+	for k := range cliFlavourEnv(Backend{CLI: CLIClaude}, true) { // tested in TestCLIFlavourSettings
+		delete(rest, k)
+	}
 	toolRest := maps.Clone(tool)
 	delete(toolRest, "HOME")
 	if diff := cmp.Diff(rest, toolRest); diff != "" {
-		t.Errorf("CLI agent and tool node differ beyond HOME and the key (-cli +tool):\n%s", diff)
+		t.Errorf("CLI agent and tool node differ beyond HOME, the key and its switches (-cli +tool):\n%s", diff)
 	}
 	if cli["ANTHROPIC_API_KEY"] != testAnthropicKey {
 		t.Errorf("the CLI agent did not get its provider key")

@@ -100,6 +100,9 @@ type ProviderError struct {
 	// RetryAfter is what the server asked to wait, if it said.
 	RetryAfter time.Duration
 	Err        error // the underlying error, for errors.Is/As
+	// Attempts is how many times the call was made, retries included (0
+	// when no retry policy saw it).
+	Attempts int
 }
 
 func (e *ProviderError) Error() string {

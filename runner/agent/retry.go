@@ -24,7 +24,11 @@ func (r retrying) Complete(ctx context.Context, req Request) (Response, error) {
 	for attempt := 0; ; attempt++ {
 		resp, err := r.p.Complete(ctx, req)
 		var pe *ProviderError
-		if err == nil || !errors.As(err, &pe) || !pe.retryable() || attempt >= r.retries || ctx.Err() != nil {
+		if err == nil || !errors.As(err, &pe) {
+			return resp, err
+		}
+		pe.Attempts = attempt + 1
+		if !pe.retryable() || attempt >= r.retries || ctx.Err() != nil {
 			return resp, err
 		}
 		d := min(wait, r.maxWait)

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs pinned versions of the three coding-agent CLIs the bot drives
+# (Claude Code, Codex CLI, Gemini CLI) from the npm registry into a cache
+# directory, for the e2e tests of runner/agent (which look for them in
+# $KILROY_AGENT_CLIS, default ~/.cache/kilroy-bot/agent-clis). Prints the
+# directory whose bin/ holds the programs. Idempotent: a directory that
+# already holds these versions is left alone.
+#
+# Usage: scripts/install-agent-clis.sh [DIR]
+set -euo pipefail
+dir="${1:-${KILROY_AGENT_CLIS:-${XDG_CACHE_HOME:-$HOME/.cache}/kilroy-bot/agent-clis}}"
+pins=(
+  "@anthropic-ai/claude-code@2.1.331"
+  "@openai/codex@0.169.0"
+  "@google/gemini-cli@0.61.0"
+)
+command -v npm >/dev/null || { echo "install-agent-clis: npm is not installed" >&2; exit 1; }
+stamp="$dir/.pins"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${pins[*]}" ] && [ -x "$dir/node_modules/.bin/claude" ]; then
+  echo "$dir"
+  exit 0
+fi
+mkdir -p "$dir"
+npm install --prefix "$dir" --no-audit --no-fund --loglevel=error --save-exact "${pins[@]}" >&2
+printf '%s' "${pins[*]}" > "$stamp"
+echo "$dir"
