@@ -71,3 +71,12 @@ type ArtifactCheckRequest struct {
 	Workspace string
 	StageDir  string
 }
+
+// CheckpointRefusedError is a Host's refusal to commit what a node left,
+// such as a file holding a secret: the run stops at that node with a
+// deterministic failure and Reason, and nothing of the node is committed.
+type CheckpointRefusedError struct {
+	Reason string
+}
+
+func (e *CheckpointRefusedError) Error() string { return "checkpoint refused: " + e.Reason }

@@ -2,6 +2,7 @@ package attractor
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"time"
 )
@@ -101,6 +102,9 @@ func (r *run) maxVisits(n *Node) int {
 // checkpoint hands the state after n to the host. A failure stops the run.
 func (r *run) checkpoint(ctx context.Context, n *Node, o Outcome) error {
 	sha, err := r.cfg.Host.Checkpoint(ctx, CheckpointRequest{RunID: r.cfg.RunID, Node: n, Status: o.Status, State: r.st.clone()})
+	if refused, ok := errors.AsType[*CheckpointRefusedError](err); ok {
+		return stop(n.ID, ClassDeterministic, "node %s: nothing was committed: %s", n.ID, refused.Reason)
+	}
 	if err != nil {
 		return stop(n.ID, ClassTransientInfra, "checkpoint after node %s failed: %v", n.ID, err)
 	}

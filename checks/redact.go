@@ -2,11 +2,11 @@ package checks
 
 import (
 	"cmp"
-	"encoding/base64"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
+
+	secretforms "github.com/kilroy-bot/kilroy-bot/secrets"
 )
 
 // Redacted replaces every secret the Redactor finds.
@@ -111,8 +111,8 @@ func NewRedactor(secrets ...string) *Redactor {
 	}
 	for _, s := range secrets {
 		add(s)
-		for _, enc := range encodings(strings.TrimSpace(s)) {
-			add(enc)
+		for _, form := range secretforms.Forms(strings.TrimSpace(s))[1:] {
+			add(form)
 		}
 		if strings.Contains(strings.TrimSpace(s), "\n") {
 			for line := range strings.SplitSeq(s, "\n") {
@@ -131,20 +131,6 @@ func NewRedactor(secrets ...string) *Redactor {
 		pairs = append(pairs, v, Redacted)
 	}
 	return &Redactor{exact: strings.NewReplacer(pairs...)}
-}
-
-// encodings are the forms a secret takes on its way out: base64 (of the
-// value and of git's "x-access-token:" credential) and URL escaping.
-func encodings(s string) []string {
-	if len(s) < MinSecretLen || strings.Contains(s, "\n") {
-		return nil
-	}
-	out := []string{url.QueryEscape(s), url.PathEscape(s)}
-	for _, v := range []string{s, "x-access-token:" + s} {
-		out = append(out, base64.StdEncoding.EncodeToString([]byte(v)), base64.RawStdEncoding.EncodeToString([]byte(v)),
-			base64.URLEncoding.EncodeToString([]byte(v)))
-	}
-	return out
 }
 
 // Redact returns s with every secret replaced by Redacted.

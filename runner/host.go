@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/policy"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
+	"github.com/kilroy-bot/kilroy-bot/secrets"
 )
 
 // nodeHost is the engine's Host for one run: processes through the
@@ -93,6 +96,7 @@ func (h *nodeHost) Checkpoint(ctx context.Context, req attractor.CheckpointReque
 		RunID: req.RunID, NodeID: req.Node.ID, Status: string(req.Status), Branch: h.branch,
 		Exclude:  slices.Concat(h.policy.Checkpoint.ExcludeGlobs, alwaysExcluded),
 		Excluded: h.policy.Excluded,
+		Vet:      h.vetSecrets,
 	})
 	if err != nil {
 		return "", err
@@ -103,6 +107,43 @@ func (h *nodeHost) Checkpoint(ctx context.Context, req attractor.CheckpointReque
 		}
 	}
 	return res.SHA, nil
+}
+
+// vetSecrets refuses a checkpoint whose files hold a secret the bot knows,
+// in any of the forms it takes on the way out: the file and line are
+// named, the secret never, and nothing of the node is committed (and so
+// nothing pushed).
+func (h *nodeHost) vetSecrets(paths []string) error {
+	sc := h.env.scanner()
+	for _, p := range paths {
+		f, found, err := sc.ScanPath(filepath.Join(h.worktree, filepath.FromSlash(p)))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // a deletion
+		}
+		if err != nil {
+			return fmt.Errorf("look for secrets in %s: %w", p, err)
+		}
+		if found {
+			return &attractor.CheckpointRefusedError{Reason: fmt.Sprintf(
+				"%s:%d: %s; remove it from the file (and rotate it if it may have been copied elsewhere)", p, f.Line, f)}
+		}
+	}
+	return nil
+}
+
+// scanner looks for the bot's secret values and the host's secret-named
+// variables (provider keys among them).
+func (e EnvInputs) scanner() *secrets.Scanner {
+	var list []secrets.Secret
+	for _, v := range e.SecretValues {
+		list = append(list, secrets.Secret{Name: "a secret of the bot (webhook secret, App key or database URL)", Value: v})
+	}
+	for _, name := range slices.Sorted(maps.Keys(e.Host)) {
+		if sandbox.SecretName(name) || slices.Contains(e.SecretNames, name) {
+			list = append(list, secrets.Secret{Name: "the value of $" + name, Value: e.Host[name]})
+		}
+	}
+	return secrets.NewScanner(list)
 }
 
 // CheckArtifacts is the verify.artifacts handler: every path the run

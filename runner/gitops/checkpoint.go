@@ -22,6 +22,10 @@ type CheckpointSpec struct {
 	// Excluded, if set, excludes further paths (slash-separated, relative
 	// to the repository root).
 	Excluded func(path string) bool
+	// Vet, if set, sees the paths about to be committed (slash-separated,
+	// relative to the worktree; deleted ones included) before anything is
+	// staged; an error leaves the branch and the index as they were.
+	Vet func(paths []string) error
 }
 
 // CheckpointResult is what a checkpoint committed.
@@ -57,6 +61,11 @@ func (g *Git) Checkpoint(ctx context.Context, worktree string, spec CheckpointSp
 		return CheckpointResult{}, fmt.Errorf("gitops: checkpoint %s: %w", spec.NodeID, err)
 	}
 	plan := planStaging(entries, excluded)
+	if spec.Vet != nil {
+		if err := spec.Vet(plan.kept); err != nil {
+			return CheckpointResult{}, err
+		}
+	}
 	if err := g.stage(ctx, worktree, plan); err != nil {
 		return CheckpointResult{}, err
 	}

@@ -137,6 +137,10 @@ func Lookup(env []string, key string) (string, bool) {
 	return "", false
 }
 
+// SecretName reports whether a variable's name marks it as a secret
+// (tokens, keys, passwords), the rule NodeEnv strips by.
+func SecretName(name string) bool { return secretName(name) }
+
 // HostSecrets returns the values of the host variables that look like
 // secrets (provider keys, tokens, passwords), for redaction: no node sees
 // them, and none may reach GitHub or a log through a node's output either.
