@@ -21,9 +21,9 @@ func TestCheckpointRefusesSecrets(t *testing.T) {
 	for _, tc := range []struct {
 		name, write, wantAt string
 	}{
-		{"provider key", "printf 'a\\nkey=" + key + "\\n' > cfg.txt", "cfg.txt:2: line 2 holds the value of $ANTHROPIC_API_KEY"},
-		{"base64 of a bot secret", "mkdir -p d && echo " + base64.StdEncoding.EncodeToString([]byte(botSecret)) + " > d/x", "d/x:1: line 1 holds an encoded form of a secret of the bot"},
-		{"link to a key", "ln -s /tmp/" + key + " k", "k:1: line 1 holds the value of $ANTHROPIC_API_KEY"},
+		{"provider key", "printf 'a\\nkey=" + key + "\\n' > cfg.txt", "cfg.txt:2: holds the value of $ANTHROPIC_API_KEY"},
+		{"base64 of a bot secret", "mkdir -p d && echo " + base64.StdEncoding.EncodeToString([]byte(botSecret)) + " > d/x", "d/x:1: holds an encoded form of a secret of the bot"},
+		{"link to a key", "ln -s /tmp/" + key + " k", "k:1: holds the value of $ANTHROPIC_API_KEY"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			repo := newRepo(t, map[string]string{".kilroy/ci.dot": pipeline(`

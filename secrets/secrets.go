@@ -93,11 +93,13 @@ type Found struct {
 	Encoded bool   // an encoding of it rather than the value itself
 }
 
+// String says what was found, without the line (callers put it after the
+// file name) and without the secret.
 func (f Found) String() string {
 	if f.Encoded {
-		return fmt.Sprintf("line %d holds an encoded form of %s", f.Line, f.Name)
+		return "holds an encoded form of " + f.Name
 	}
-	return fmt.Sprintf("line %d holds %s", f.Line, f.Name)
+	return "holds " + f.Name
 }
 
 // ErrNotRegular reports a path that is neither a regular file nor a link.
