@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 )
 
 // Inside a jail every node process runs as this unprivileged user.
@@ -212,9 +213,9 @@ func (j *Jail) wrap(env []string, dir string, argv []string) ([]string, *jailSta
 	s := j.Sandbox
 	if filepath.IsAbs(argv[0]) {
 		// The program itself is visible, read-only, wherever it lives (an
-		// operator's agent script, say).
+		// operator's agent script, say), with the package tree it runs from.
 		jj := *j
-		jj.ReadOnly = append(slices.Clip(j.ReadOnly), argv[0])
+		jj.ReadOnly = append(slices.Clip(j.ReadOnly), programFiles(argv[0])...)
 		j = &jj
 	}
 	ms, err := j.plan(env)
@@ -282,4 +283,24 @@ func NodeJail(s *Sandbox, host map[string]string, workspace, stageDir, managedRo
 		}
 	}
 	return j
+}
+
+// programFiles are what a program needs visible to run: its file and, for
+// a program installed from the npm registry (an agent CLI), the
+// node_modules tree it resolves into, whose packages it loads at run time.
+func programFiles(path string) []string {
+	out := []string{path}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return out
+	}
+	if real != path {
+		out = append(out, real)
+	}
+	for _, p := range []string{path, real} {
+		if i := strings.Index(p, "/node_modules/"); i >= 0 {
+			out = append(out, p[:i+len("/node_modules")])
+		}
+	}
+	return out
 }

@@ -352,3 +352,23 @@ func TestJailTmpIsBounded(t *testing.T) {
 		t.Errorf("TMPDIR is not /tmp:\n%s", out)
 	}
 }
+
+// A program installed from the npm registry runs in the jail from
+// wherever it was installed: its node_modules tree is visible read-only.
+func TestJailProgramFromNodeModules(t *testing.T) {
+	s := newTestSandbox(t, Config{})
+	prefix := filepath.Join(t.TempDir(), "clis")
+	pkg := filepath.Join(prefix, "node_modules", "@acme", "agent")
+	os.MkdirAll(filepath.Join(pkg, "lib"), 0o755)
+	os.MkdirAll(filepath.Join(prefix, "node_modules", ".bin"), 0o755)
+	os.WriteFile(filepath.Join(pkg, "lib", "greeting.txt"), []byte("hello from the package\n"), 0o644)
+	os.WriteFile(filepath.Join(pkg, "cli.sh"), []byte("#!/bin/sh\ncat \"$(dirname \"$(readlink -f \"$0\")\")/lib/greeting.txt\"\n"), 0o755)
+	bin := filepath.Join(prefix, "node_modules", ".bin", "agent")
+	os.Symlink("../@acme/agent/cli.sh", bin)
+	j := &Jail{Sandbox: s, Workspace: t.TempDir()}
+	var out bytes.Buffer
+	res, err := Run(context.Background(), Cmd{Argv: []string{bin}, Dir: j.Workspace, Env: jailEnv(), Stdout: &out, Stderr: &out, Jail: j})
+	if err != nil || res.ExitCode != 0 || out.String() != "hello from the package\n" {
+		t.Errorf("run %s: %v, exit %d, output %q; want the package's greeting", bin, err, res.ExitCode, out.String())
+	}
+}
