@@ -34,6 +34,7 @@ commands:
   setup --public-url URL [--org ORG]
                                   register the GitHub App from a manifest and store its
                                   credentials in the data dir (setup -h tells more)
+  healthcheck [--url URL]         exit 0 when serve answers GET /healthz (the image's HEALTHCHECK)
   version                         print the version and the commit it was built from (also --version)
   help                            show this text
 `
@@ -64,6 +65,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runServe(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "setup":
 		return runSetup(ctx, args[1:], os.Getenv, stdout, stderr)
+	case "healthcheck":
+		return runHealthcheck(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "version", "--version", "-version":
 		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
