@@ -31,6 +31,10 @@ commands:
   resume RUN_DIR                  continue an interrupted run from its last checkpoint
   serve [flags]                   run the GitHub App server (serve -h lists the settings);
                                   exit 0 after a graceful shutdown, 1 on failure, 2 bad settings
+  setup --public-url URL [--org ORG]
+                                  register the GitHub App from a manifest and store its
+                                  credentials in the data dir (setup -h tells more)
+  healthcheck [--url URL]         exit 0 when serve answers GET /healthz (the image's HEALTHCHECK)
   version                         print the version and the commit it was built from (also --version)
   help                            show this text
 `
@@ -59,6 +63,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return resumeLocal(ctx, args[1:], stdout, stderr)
 	case "serve":
 		return runServe(ctx, args[1:], os.Getenv, stdout, stderr)
+	case "setup":
+		return runSetup(ctx, args[1:], os.Getenv, stdout, stderr)
+	case "healthcheck":
+		return runHealthcheck(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "version", "--version", "-version":
 		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":

@@ -23,6 +23,10 @@
 //     GitHub fixtures (../shared/testdata/github/rest/ beside the checkout).
 //     An invalid body gets GitHub's 422 and also fails the test, so a bot that
 //     would be rejected by GitHub cannot pass its tests here.
+//   - The App manifest flow: a manifest posted to /settings/apps/new (or an
+//     organisation's) is checked and answered with a redirect carrying a
+//     code, which POST /app-manifests/{code}/conversions trades once for the
+//     fake App's id, key and a fresh webhook secret.
 //
 // The URL layout is GitHub Enterprise's: REST under /api/v3/, git under
 // /<owner>/<repo>.git/. Point a client at APIURL and clone from CloneURL.

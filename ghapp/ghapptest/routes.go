@@ -8,13 +8,14 @@ import (
 const apiPrefix = "/api/v3"
 
 // routes builds the server's handler: REST below apiPrefix, git smart HTTP
-// everywhere else. Two muxes keep GitHub's paths readable here and avoid
-// patterns like "/{owner}/{repo}/info/refs" overlapping REST ones.
+// and the App manifest pages everywhere else. Two muxes keep GitHub's paths
+// readable here and avoid patterns like "/{owner}/{repo}/info/refs" overlapping REST ones.
 func (s *Server) routes() http.Handler {
 	rest := http.NewServeMux()
 	for pattern, h := range map[string]apiHandler{
 		"POST /app/installations/{id}/access_tokens":                s.createToken,
 		"GET /app/installations/{id}":                               s.getInstallation,
+		"POST /app-manifests/{code}/conversions":                    s.convertManifest,
 		"DELETE /installation/token":                                s.revokeToken,
 		"GET /repos/{owner}/{repo}":                                 s.getRepo,
 		"GET /repos/{owner}/{repo}/installation":                    s.getRepoInstallation,
@@ -38,6 +39,9 @@ func (s *Server) routes() http.Handler {
 	git.Handle("GET /{owner}/{repo}/info/refs", s.gitServe)
 	git.Handle("POST /{owner}/{repo}/git-upload-pack", s.gitServe)
 	git.Handle("POST /{owner}/{repo}/git-receive-pack", s.gitServe)
+	// The browser's side of the App manifest flow.
+	git.HandleFunc("POST /settings/apps/new", s.newAppFromManifest)
+	git.HandleFunc("POST /organizations/{org}/settings/apps/new", s.newAppFromManifest)
 
 	api := http.StripPrefix(apiPrefix, rest)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -42,6 +42,9 @@ type state struct {
 	tokens        map[string]*tokenState
 	faults        []*Fault
 	requests      []Request
+	manifestPosts []ManifestPost
+	manifestCodes map[string]*pendingManifest
+	converted     []ConvertedApp
 }
 
 type config struct {
@@ -96,6 +99,7 @@ func New(t testing.TB, opts ...Option) *Server {
 		installations: map[int64]*installation{},
 		byOwner:       map[string]int64{},
 		tokens:        map[string]*tokenState{},
+		manifestCodes: map[string]*pendingManifest{},
 	}
 	if s.key, err = appKey(); err != nil {
 		t.Fatalf("ghapptest: %v", err)

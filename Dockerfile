@@ -1,0 +1,42 @@
+# kilroy-bot: the GitHub App server with its node sandbox.
+#
+#   docker build -t kilroy-bot .
+#   docker run --security-opt seccomp=unconfined --security-opt apparmor=unconfined ... kilroy-bot
+#
+# The security options let bubblewrap create its namespaces (docs/serve.md,
+# "Sandbox and threat model"); no --privileged and no capabilities are needed.
+# Toolchains and agent CLIs are not included: build an image FROM this one
+# (docs/serve.md, "Run it in a container").
+
+ARG GO_VERSION=1.26
+ARG DEBIAN=bookworm
+
+FROM golang:${GO_VERSION}-${DEBIAN} AS build
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+# The whole checkout, .git included: the go command stamps the version and
+# commit (kilroy-bot version, kilroy_build_info) from it.
+COPY . .
+RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/kilroy-bot ./cmd/kilroy-bot \
+ && /out/kilroy-bot version
+
+FROM debian:${DEBIAN}-slim
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends git bubblewrap ca-certificates \
+ && rm -rf /var/lib/apt/lists/* \
+ && groupadd --gid 10001 kilroy \
+ && useradd --uid 10001 --gid 10001 --create-home --home-dir /home/kilroy --shell /usr/sbin/nologin kilroy \
+ && install -d -o kilroy -g kilroy -m 0700 /data
+COPY --from=build /out/kilroy-bot /usr/local/bin/kilroy-bot
+# Not root: the sandbox's process limit (RLIMIT_NPROC) holds only for a
+# user other than root when the container gives no cgroup to delegate.
+USER 10001:10001
+WORKDIR /home/kilroy
+ENV KILROY_LISTEN=:8080 \
+    KILROY_DATA_DIR=/data
+VOLUME /data
+EXPOSE 8080
+HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 CMD ["kilroy-bot", "healthcheck"]
+ENTRYPOINT ["kilroy-bot"]
+CMD ["serve"]
