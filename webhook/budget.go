@@ -38,6 +38,10 @@ func (b *budget) give(n int64) { b.used.Add(-n) }
 // inUse is the number of bytes reserved now.
 func (b *budget) inUse() int64 { return b.used.Load() }
 
+// BodyBytesInFlight is the number of bytes the bodies in flight hold of
+// the budget now, for a metric.
+func (h *Handler) BodyBytesInFlight() int64 { return h.budget.inUse() }
+
 // overBudget is the 503 of a delivery whose body did not fit in the budget.
 // It wraps ErrUnavailable: the server is busy, not broken.
 func overBudget(limit int64) error {

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestServeE2EStalledBodies: 200 unauthenticated connections that declare
+// a 26 MB body (under the 25 MiB cap) and send one byte each hold one read
+// chunk apiece, not their declared length: the heap stays within the body
+// budget, /healthz answers, and a pull request still runs to completion.
+func TestServeE2EStalledBodies(t *testing.T) {
+	const (
+		conns    = 200
+		declared = 26_000_000
+		budget   = 64 << 20 // the webhook's default
+		overhead = 32 << 20 // the connections' own buffers and goroutines
+	)
+	e := newE2E(t, e2eOptions{})
+	before := liveHeap()
+	var open []net.Conn
+	for range conns {
+		open = append(open, e.stallBody(declared))
+	}
+	// Each holds the byte it sent and a 16 KiB read ahead.
+	e.waitFor("every stalled body to reach the webhook", func() bool {
+		return e.bodyBytes() == conns*(16<<10+1)
+	})
+	if grew := liveHeap() - before; grew > budget+overhead {
+		t.Errorf("%d stalled deliveries grew the heap by %d MiB, want at most %d MiB", conns, grew>>20, (budget+overhead)>>20)
+	}
+	if code, body := e.get("/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz during the stall = %d %s, want 200", code, body)
+	}
+	sha := e.repo.Commit(t, "feature-1", map[string]string{"README.md": "change\n"}, "change")
+	e.deliver("pull_request", e.openPR("opened", pr{number: 1, sha: sha}))
+	e.waitSettled(sha, "kilroy/ci")
+
+	for _, c := range open {
+		c.Close()
+	}
+	e.waitFor("the stalled bodies to give back their budget", func() bool { return e.bodyBytes() == 0 })
+}
+
+// stallBody opens a connection that posts a delivery declaring a body of
+// declared bytes, sends one of them and leaves the connection open; the
+// test's end closes it.
+func (e *e2e) stallBody(declared int) net.Conn {
+	e.t.Helper()
+	c, err := net.Dial("tcp", strings.TrimPrefix(e.base, "http://"))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { c.Close() })
+	_, err = fmt.Fprintf(c, "POST /webhooks/github HTTP/1.1\r\nHost: kilroy\r\nContent-Type: application/json\r\n"+
+		"X-GitHub-Event: pull_request\r\nX-GitHub-Delivery: stalled\r\nX-Hub-Signature-256: sha256=%s\r\n"+
+		"Content-Length: %d\r\n\r\n{", strings.Repeat("0", 64), declared)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return c
+}
+
+// bodyBytes reads kilroy_webhook_body_bytes from /metrics; -1 when absent.
+func (e *e2e) bodyBytes() int64 {
+	e.t.Helper()
+	_, m := e.get("/metrics")
+	for line := range strings.Lines(m) {
+		if v, ok := strings.CutPrefix(line, "kilroy_webhook_body_bytes "); ok {
+			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				e.t.Fatalf("kilroy_webhook_body_bytes: %v", err)
+			}
+			return int64(f)
+		}
+	}
+	return -1
+}
+
+// liveHeap is the live heap after a collection.
+func liveHeap() int64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
