@@ -6,16 +6,6 @@ import (
 	"testing"
 )
 
-// manyPipelines is a configuration declaring n pipelines.
-func manyPipelines(n int) []byte {
-	var b strings.Builder
-	b.WriteString("version: 1\npipelines:\n")
-	for i := range n {
-		fmt.Fprintf(&b, "  p%d:\n    graph: .kilroy/p%d.dot\n", i, i)
-	}
-	return []byte(b.String())
-}
-
 // BenchmarkParseManyPipelines: decoding is linear in the number of
 // pipelines; ns/pipeline stays flat as the count doubles (it grew with
 // the count when YAML's duplicate-key check compared every key with every

@@ -89,3 +89,34 @@ func liveHeap() int64 {
 	runtime.ReadMemStats(&m)
 	return int64(m.HeapAlloc)
 }
+
+// TestServeE2EOversizeInputs: a .kilroy/config.yml or a pipeline file
+// over 1 MiB in a pull request fails the kilroy/config check with an
+// annotation on its first line giving the size, and is never decoded.
+func TestServeE2EOversizeInputs(t *testing.T) {
+	var cfg strings.Builder
+	cfg.WriteString("version: 1\npipelines:\n")
+	for i := 0; cfg.Len() <= 1<<20; i++ {
+		fmt.Fprintf(&cfg, "  p%d:\n    graph: .kilroy/ci.dot\n", i)
+	}
+	dot := ciDOT(failingVet) + "// " + strings.Repeat("x", 1<<20) + "\n"
+	for i, tc := range []struct{ path, content string }{
+		{".kilroy/config.yml", cfg.String()},
+		{".kilroy/ci.dot", dot},
+	} {
+		t.Run(tc.path, func(t *testing.T) {
+			e := newE2E(t, e2eOptions{})
+			n := 20 + i
+			sha := e.repo.Commit(t, fmt.Sprintf("feature-%d", n), map[string]string{tc.path: tc.content}, "grow")
+			e.deliver("pull_request", e.openPR("opened", pr{number: n, sha: sha, files: []string{tc.path}}))
+			e.assertConfigCheck(sha, tc.path, 1)
+			want := fmt.Sprintf("is %d bytes, over the 1048576-byte (1 MiB) limit", len(tc.content))
+			if a := e.named(sha, "kilroy/config")[0].Annotations; len(a) == 0 || !strings.Contains(a[0].Message, want) {
+				t.Errorf("annotations %+v, want one saying %q", a, want)
+			}
+			if code, body := e.get("/healthz"); code != http.StatusOK {
+				t.Errorf("/healthz = %d %s", code, body)
+			}
+		})
+	}
+}
