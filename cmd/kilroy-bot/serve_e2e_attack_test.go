@@ -120,3 +120,31 @@ func TestServeE2EOversizeInputs(t *testing.T) {
 		})
 	}
 }
+
+// TestServeE2EHostileGoMod: a pull request whose pipeline turns go.mod
+// into a link to /dev/zero before a verify node runs `echo ok`: the bot's
+// read of go.mod for findings neither hangs nor fills memory, the run
+// passes, and /healthz answers.
+func TestServeE2EHostileGoMod(t *testing.T) {
+	const pipeline = `digraph ci {
+  start [shape=Mdiamond]
+  link [shape=parallelogram, tool_command="rm -f go.mod && ln -s /dev/zero go.mod"]
+  vet [shape=octagon, command="echo ok"]
+  done [shape=Msquare]
+  start -> link -> vet -> done
+}
+`
+	e := newE2E(t, e2eOptions{files: map[string]string{"main.go": mainGo, "go.mod": "module example.test/m\n",
+		".kilroy/ci.dot": pipeline}})
+	sha := e.repo.Commit(t, "feature-30", map[string]string{"README.md": "change\n"}, "change")
+	e.deliver("pull_request", e.openPR("opened", pr{number: 30, sha: sha}))
+	runs := e.waitSettled(sha, "kilroy/ci", "kilroy/ci/vet")
+	for _, r := range runs {
+		if r.Conclusion != "success" {
+			t.Errorf("%s: %s %q, want success", r.Name, r.Conclusion, r.Title)
+		}
+	}
+	if code, body := e.get("/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz = %d %s", code, body)
+	}
+}
