@@ -182,7 +182,7 @@ func (r *prRun) end(ctx context.Context, push *pusher, res *attractor.RunResult,
 		return cause
 	case runErr != nil:
 		r.log.Error("run: failed to run", "err", runErr)
-		r.complete(fctx, "fail", func(ctx context.Context) error { return r.rep.Fail(ctx, publicReason(runErr)) })
+		r.complete(fctx, "fail", func(ctx context.Context) error { return r.rep.Fail(ctx, r.s.publicReason(runErr)) })
 		return runErr
 	default:
 		r.log.Info("run: finished", "status", res.Status, "failed_node", res.FailedNode)
@@ -215,15 +215,4 @@ func (r *prRun) revoke(ctx context.Context, revoke func(context.Context) error) 
 func splitRepo(full string) (owner, name string) {
 	owner, name, _ = strings.Cut(full, "/")
 	return owner, name
-}
-
-// publicReason is what a failed run's checks say: git failures without the
-// command line and directories, which name the server's own paths (the
-// full error is in the log).
-func publicReason(err error) string {
-	var gerr *gitops.Error
-	if errors.As(err, &gerr) {
-		return gerr.Public()
-	}
-	return err.Error()
 }
