@@ -158,9 +158,10 @@ func (r *prRun) adopt(ctx context.Context, graph *attractor.Pipeline) error {
 func (r *prRun) end(ctx context.Context, push *pusher, res *attractor.RunResult, runErr error) error {
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
+	var pushErr error
 	if push != nil {
-		if err := push.finish(fctx); err != nil {
-			r.log.Error("run: final push of the run branch", "err", err)
+		if pushErr = push.finish(fctx); pushErr != nil {
+			r.log.Error("run: final push of the run branch", "err", pushErr)
 		}
 	}
 	cause := context.Cause(ctx)
@@ -172,6 +173,14 @@ func (r *prRun) end(ctx context.Context, push *pusher, res *attractor.RunResult,
 	if r.rep == nil {
 		if err := r.adopt(fctx, nil); err != nil {
 			r.log.Error("run: adopt checks", "err", err)
+		}
+	}
+	if pushErr != nil && r.rep != nil {
+		// The checks link checkpoint commits GitHub never got: the summary
+		// must not report success.
+		reason := fmt.Sprintf("%s: %s", push.branch, r.s.publicReason(pushErr))
+		if err := r.rep.PushFailed(fctx, reason); err != nil {
+			r.log.Error("run: report the failed push", "err", err)
 		}
 	}
 	var ce *queue.CancelledError

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/kilroy-bot/kilroy-bot/ghapp/ghapptest"
 )
 
 // TestServeE2EStalledBodies: 200 unauthenticated connections that declare
@@ -146,5 +148,56 @@ func TestServeE2EHostileGoMod(t *testing.T) {
 	}
 	if code, body := e.get("/healthz"); code != http.StatusOK {
 		t.Errorf("/healthz = %d %s", code, body)
+	}
+}
+
+// TestServeE2EPushFails: GitHub answers every push of the run branch with
+// a 502. The pipeline passes, but its summary check does not say so: it
+// fails, its title and first line name the push, and no server path
+// shows; the verify node's check keeps its own result.
+func TestServeE2EPushFails(t *testing.T) {
+	e := newE2E(t, e2eOptions{files: map[string]string{"main.go": mainGo, ".kilroy/ci.dot": ciDOT("echo ok")}})
+	e.gh.Inject(ghapptest.Fault{Method: "POST", Path: "/" + e2eRepo + ".git/git-receive-pack", Times: 1000, Status: http.StatusBadGateway})
+	sha := e.repo.Commit(t, "feature-40", map[string]string{"README.md": "change\n"}, "change")
+	e.deliver("pull_request", e.openPR("opened", pr{number: 40, sha: sha}))
+	e.waitSettled(sha, "kilroy/ci", "kilroy/ci/vet")
+	e.waitIdle()
+	sum, vet := e.named(sha, "kilroy/ci")[0], e.named(sha, "kilroy/ci/vet")[0]
+	if sum.Conclusion != "failure" || !strings.HasPrefix(sum.Title, "run branch not pushed: kilroy/run/ci/") {
+		t.Errorf("kilroy/ci: %s %q, want failure titled with the failed push", sum.Conclusion, sum.Title)
+	}
+	if first, _, _ := strings.Cut(sum.Summary, "\n"); !strings.HasPrefix(first, "❌ **Run branch not pushed**: kilroy/run/ci/") ||
+		!strings.Contains(first, "git push") {
+		t.Errorf("kilroy/ci summary's first line %q does not name the push", first)
+	}
+	for _, s := range []string{sum.Title, sum.Summary, sum.Text} {
+		if strings.Contains(s, e.cfg.DataDir) {
+			t.Errorf("kilroy/ci shows the data dir:\n%s", s)
+		}
+	}
+	if vet.Conclusion != "success" {
+		t.Errorf("kilroy/ci/vet: %s, want success", vet.Conclusion)
+	}
+}
+
+// TestServeE2EFileOverGitHubLimit: a node that writes a 120 MiB file fails
+// its checkpoint, and the summary check gives the path and size.
+func TestServeE2EFileOverGitHubLimit(t *testing.T) {
+	const pipeline = `digraph ci {
+  start [shape=Mdiamond]
+  build [shape=parallelogram, tool_command="truncate -s 120M big.bin"]
+  done [shape=Msquare]
+  start -> build -> done
+}
+`
+	e := newE2E(t, e2eOptions{files: map[string]string{"main.go": mainGo, ".kilroy/ci.dot": pipeline}})
+	sha := e.repo.Commit(t, "feature-41", map[string]string{"README.md": "change\n"}, "change")
+	e.deliver("pull_request", e.openPR("opened", pr{number: 41, sha: sha}))
+	e.waitSettled(sha, "kilroy/ci")
+	e.waitIdle()
+	sum := e.named(sha, "kilroy/ci")[0]
+	const want = "big.bin is 125829120 bytes (120.0 MiB), over GitHub's 100 MiB limit"
+	if sum.Conclusion != "failure" || !strings.Contains(sum.Summary, want) {
+		t.Errorf("kilroy/ci: %s %q, want failure saying %q:\n%s", sum.Conclusion, sum.Title, want, sum.Summary)
 	}
 }
