@@ -51,7 +51,7 @@ type RunView struct {
 	// the checkpoint commits the checks link to are not on GitHub, so the
 	// run cannot count as a success, whatever its nodes did.
 	PushError string
-	Duration     time.Duration
+	Duration  time.Duration
 
 	Nodes []NodeView // declaration order
 	Edges []EdgeView // the graph's edges, then jumps that follow no edge
