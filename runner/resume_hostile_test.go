@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor"
 )
 
 // TestResumeHostileRunFiles: a node can reach its run directory, so it can
@@ -51,5 +54,35 @@ func TestResumeHostileRunFiles(t *testing.T) {
 				t.Fatal("PrepareResume hung")
 			}
 		})
+	}
+}
+
+// TestResumeAfterKillDuringWorktreeAdd: the bot was killed while `git
+// worktree add` recreated the run's worktree: git's registration of it is
+// left locked ("initializing"), the directory never got its files, and
+// the run branch's ref lock is still there. The next resume clears that
+// state for its own run and the run finishes.
+func TestResumeAfterKillDuringWorktreeAdd(t *testing.T) {
+	repo := newRepo(t, map[string]string{".kilroy/ci.dot": pipeline(`
+  one [shape=parallelogram, tool_command="true"]
+  two [shape=parallelogram, tool_command="true"]
+  start -> one -> two -> exit`)})
+	o := localOptions(t, repo)
+	first := interruptedRun(t, o)
+	wt := first.Dir.Worktree()
+	if _, err := os.Stat(wt); !os.IsNotExist(err) {
+		t.Fatalf("the interrupted run left its worktree (stat: %v)", err)
+	}
+	git(t, repo, "worktree", "add", "--lock", "--reason", "initializing", "--detach", wt, first.BaseSHA)
+	if err := os.RemoveAll(wt); err != nil { // killed before the checkout
+		t.Fatal(err)
+	}
+	lock := filepath.Join(repo, ".git", "refs", "heads", filepath.FromSlash(first.Branch)+".lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, res := resume(t, first.Dir, o)
+	if res.Status != attractor.StatusSuccess {
+		t.Errorf("resumed run: %s (%s), want success", res.Status, res.FailureReason)
 	}
 }
