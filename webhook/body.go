@@ -33,18 +33,22 @@ const maxPooledBody = 1 << 20
 // of a delivery's cost. Nothing decoded from a body refers to its bytes
 // (decoded strings are copies), so a buffer is reused once its delivery
 // is answered.
+// Buffers travel as *[]byte so that putting one back allocates nothing;
+// only a body's final buffer goes back, so the pool fills with buffers
+// the size deliveries need and a pooled one rarely has to grow.
 type bodyPool struct{ pool sync.Pool }
 
-func (p *bodyPool) get() []byte {
+func (p *bodyPool) get() *[]byte {
 	if b, ok := p.pool.Get().(*[]byte); ok {
-		return (*b)[:0]
+		*b = (*b)[:0]
+		return b
 	}
-	return nil
+	return new([]byte)
 }
 
-func (p *bodyPool) put(b []byte) {
-	if cap(b) > 0 && cap(b) <= maxPooledBody {
-		p.pool.Put(&b)
+func (p *bodyPool) put(b *[]byte) {
+	if c := cap(*b); c > 0 && c <= maxPooledBody {
+		p.pool.Put(b)
 	}
 }
 
@@ -56,6 +60,7 @@ type body struct {
 	limit    int64 // the body's cap
 	budget   *budget
 	pool     *bodyPool
+	pooled   *[]byte // what buf came in, and goes back to the pool in
 }
 
 // readBody reads the whole body, at most limit bytes, as it arrives. It
@@ -69,7 +74,8 @@ func (h *Handler) readBody(w http.ResponseWriter, r *http.Request) (data []byte,
 	if r.ContentLength > limit {
 		return nil, func() {}, tooLarge(limit)
 	}
-	b := &body{buf: h.bodies.get(), limit: limit, budget: h.budget, pool: &h.bodies}
+	pooled := h.bodies.get()
+	b := &body{buf: *pooled, pooled: pooled, limit: limit, budget: h.budget, pool: &h.bodies}
 	src := http.MaxBytesReader(w, r.Body, limit)
 	for {
 		// Room for one more chunk, and never less than one byte past the
@@ -105,7 +111,6 @@ func (b *body) room(n int64) bool {
 	if int64(cap(b.buf)) < need {
 		grown := make([]byte, len(b.buf), max(need, min(2*int64(cap(b.buf)), b.limit+1)))
 		copy(grown, b.buf)
-		b.pool.put(b.buf)
 		b.buf = grown
 	}
 	return true
@@ -114,7 +119,8 @@ func (b *body) room(n int64) bool {
 func (b *body) release() {
 	b.budget.give(b.reserved)
 	b.reserved = 0
-	b.pool.put(b.buf)
+	*b.pooled = b.buf
+	b.pool.put(b.pooled)
 	b.buf = nil
 }
 
