@@ -4,9 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime/debug"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 )
 
 // Stage environment variables: the node status contract.
@@ -128,7 +129,7 @@ func (r *run) callHandler(ctx context.Context, h Handler, s *Stage) (o Outcome, 
 
 func panicOutcome(s *Stage, v any, stack []byte) Outcome {
 	where := "panic.txt"
-	if err := os.WriteFile(filepath.Join(s.Dir, "panic.txt"), fmt.Appendf(nil, "panic: %v\n\n%s", v, stack), 0o644); err != nil {
+	if err := safefile.WriteFile(filepath.Join(s.Dir, "panic.txt"), fmt.Appendf(nil, "panic: %v\n\n%s", v, stack)); err != nil {
 		where = "the log (could not write panic.txt: " + err.Error() + ")"
 	}
 	return failOutcome(ClassDeterministic, fmt.Sprintf("the handler of node %s panicked: %v (stack in %s)", s.Node.ID, v, where))

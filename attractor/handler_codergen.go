@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 )
 
 // Agent runs a coding agent for a codergen (box) node. Package runner/agent
@@ -50,7 +52,7 @@ func codergenHandler(ctx context.Context, s *Stage) (Outcome, error) {
 	if err != nil {
 		return agentFailure(ctx, err, s.Node.Timeout), nil
 	}
-	if err := os.WriteFile(filepath.Join(s.Dir, "response.md"), []byte(o.Response), 0o644); err != nil {
+	if err := safefile.WriteFile(filepath.Join(s.Dir, "response.md"), []byte(o.Response)); err != nil {
 		return Outcome{}, fmt.Errorf("write response.md: %w", err)
 	}
 	return withAgentStatus(s.Node, o), nil

@@ -3,8 +3,9 @@ package attractor
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 )
 
 // invocation.json records what a stage attempt ran, for people reading a
@@ -82,8 +83,7 @@ func writeJSONFile(path string, v any) error {
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
-	}
-	return nil
+	// Replaced, not written through: the stage's process may have left a
+	// link or a FIFO at the path (status.json is its status path).
+	return safefile.WriteFile(path, append(b, '\n'))
 }

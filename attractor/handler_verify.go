@@ -5,17 +5,19 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor/findings"
+	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 )
 
 // findingsReadCap bounds how much of each log a verify step parses; the
 // tail is kept, where compilers and test runners summarise.
 const findingsReadCap = 4 << 20
+
+// goModReadCap bounds the go.mod read for its module path.
+const goModReadCap = 1 << 20
 
 // verifyHandler runs a verify node's command without an LLM: the exit
 // code decides, and the output becomes findings for annotations.
@@ -46,31 +48,12 @@ func verifyHandler(ctx context.Context, s *Stage) (Outcome, error) {
 func (s *Stage) findings(prefix string) []findings.Finding {
 	var out []byte
 	for _, name := range []string{"stdout.log", "stderr.log"} {
-		b, err := readTail(filepath.Join(s.Dir, logName(prefix, name)), findingsReadCap)
+		b, err := safefile.TailPath(filepath.Join(s.Dir, logName(prefix, name)), findingsReadCap)
 		if err == nil {
 			out = append(append(out, b...), '\n')
 		}
 	}
 	return findings.Parse(out, findings.Options{Workspace: s.Workspace, GoModule: goModule(s.Workspace)})
-}
-
-// readTail reads at most the last n bytes of a file.
-func readTail(path string, n int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() > n {
-		if _, err := f.Seek(st.Size()-n, io.SeekStart); err != nil {
-			return nil, err
-		}
-	}
-	return io.ReadAll(io.LimitReader(f, n))
 }
 
 // goModule returns the module path from the workspace's go.mod, which lets
@@ -79,7 +62,9 @@ func goModule(workspace string) string {
 	if workspace == "" {
 		return ""
 	}
-	b, err := os.ReadFile(filepath.Join(workspace, "go.mod"))
+	// A node may have replaced go.mod with anything: a link to /dev/zero,
+	// a FIFO, a huge file. Only a regular file in the workspace, capped.
+	b, err := safefile.ReadIn(workspace, "go.mod", goModReadCap)
 	if err != nil {
 		return "" // not a Go module, or unreadable: findings still work
 	}

@@ -32,6 +32,18 @@ func newLoadConfig(opts []LoadOption) loadConfig {
 	return c
 }
 
+// MaxSourceBytes is the largest pipeline file Load accepts (1 MiB): the
+// file comes from a pull request, and parsing costs memory in proportion.
+const MaxSourceBytes = 1 << 20
+
+// SourceTooLarge is the diagnostic for a pipeline file of size bytes, over
+// MaxSourceBytes.
+func SourceTooLarge(file string, size int64) Diagnostic {
+	return Diagnostic{Rule: RuleSyntax, Severity: ruleSeverity(RuleSyntax), File: file, Line: 1, Col: 1,
+		Message: fmt.Sprintf("the file is %d bytes, over the %d-byte (1 MiB) limit for pipeline files", size, MaxSourceBytes),
+		Fix:     "split the pipeline into smaller ones, or move long prompts into files the nodes read"}
+}
+
 // syntaxFix points at the dialect reference; parse messages carry the
 // specific advice themselves.
 const syntaxFix = "see docs/rules.md#syntax for the DOT dialect pipelines use"
@@ -42,11 +54,17 @@ const syntaxFix = "see docs/rules.md#syntax for the DOT dialect pipelines use"
 // duration_unrenderable, and Validate's), sorted by position.
 //
 // The error is non-nil exactly when the pipeline must not run:
+//   - a file over MaxSourceBytes: the Pipeline is nil and the diagnostics
+//     hold one `syntax` diagnostic on line 1 saying so;
 //   - a syntax error: the *dot.Error is wrapped, the Pipeline is nil and
 //     the diagnostics hold one `syntax` diagnostic;
 //   - error-severity diagnostics: a *ValidationError, and the Pipeline is
 //     still returned so tools can show what was understood.
 func Load(file string, src []byte, opts ...LoadOption) (*Pipeline, Diagnostics, error) {
+	if len(src) > MaxSourceBytes {
+		d := SourceTooLarge(file, int64(len(src)))
+		return nil, Diagnostics{d}, fmt.Errorf("load %s: %s", file, d.Message)
+	}
 	g, err := dot.Parse(file, src)
 	if err != nil {
 		return nil, Diagnostics{SyntaxDiagnostic(err)}, fmt.Errorf("load %s: %w", file, err)

@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"time"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 )
 
 // The node status contract: a process may write a JSON object to
@@ -29,6 +32,10 @@ const (
 	statusFileReads   = 3
 	statusFileReadGap = 100 * time.Millisecond
 )
+
+// StatusFileCap is the largest status file read; a larger one fails the
+// node, naming the file and its size.
+const StatusFileCap = 1 << 20
 
 // statusFile is the decoded JSON of a status file.
 type statusFile struct {
@@ -78,7 +85,9 @@ func readSettled(ctx context.Context, sleep func(context.Context, time.Duration)
 				return nil, err
 			}
 		}
-		b, err := os.ReadFile(path)
+		// The node may have put anything at its status path: read only a
+		// regular file beside it, and at most statusFileCap.
+		b, err := safefile.ReadIn(filepath.Dir(path), filepath.Base(path), StatusFileCap)
 		if err != nil {
 			return nil, err
 		}

@@ -62,8 +62,12 @@ func NodeConclusion(v *RunView, n *NodeView) (status, conclusion string) {
 
 // RunConclusion is the status and conclusion of the kilroy/<pipeline>
 // check: queued, in progress, then success, failure, timed_out (the run
-// failed on a timeout) or cancelled.
+// failed on a timeout) or cancelled. A finished run whose branch could not
+// be pushed is a failure.
 func RunConclusion(v *RunView) (status, conclusion string) {
+	if v.PushError != "" && v.Finished() && v.Status != RunCancelled {
+		return StatusCompleted, ConclusionFailure
+	}
 	switch v.Status {
 	case RunPending:
 		return StatusQueued, ""

@@ -79,7 +79,7 @@ func shortSHA(sha string) string {
 // work on clean text and cannot disguise a secret from the redactor.
 func redactView(v *RunView, r *Redactor) *RunView {
 	c := v.clone()
-	c.Goal, c.Reason = r.Redact(c.Goal), r.Redact(c.Reason)
+	c.Goal, c.Reason, c.PushError = r.Redact(c.Goal), r.Redact(c.Reason), r.Redact(c.PushError)
 	for i := range c.Notes {
 		c.Notes[i] = r.Redact(c.Notes[i])
 	}

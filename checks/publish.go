@@ -279,6 +279,16 @@ func (p *Publisher) Fail(ctx context.Context, reason string) error {
 	return p.finish(ctx)
 }
 
+// PushFailed records that the run branch could not be pushed, before the
+// host closes the checks: the summary check then fails, and its title and
+// first line say that the push failed and why. Node checks keep their
+// results.
+func (p *Publisher) PushFailed(_ context.Context, reason string) error {
+	p.rec.PushFailed(reason)
+	p.rerender()
+	return nil
+}
+
 // Close stops the background sending and brings every check up to date,
 // retrying a bounded number of times (waiting out rate limits) within
 // ctx. A run that never reported its end is failed first, so no check

@@ -280,6 +280,14 @@ func (r *Recorder) Cancel(reason string) {
 	r.settle()
 }
 
+// PushFailed records that the run branch could not be pushed at the end,
+// with the reason: the summary check then fails, saying so first.
+func (r *Recorder) PushFailed(reason string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.view.PushError = firstNonEmpty(firstLine(reason), "the push failed")
+}
+
 // Fail ends the run as failed with reason unless it already ended: the
 // host's way to complete the checks after an internal error that kept the
 // engine from reporting RunFinished.

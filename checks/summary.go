@@ -37,6 +37,9 @@ func fitSummary(v *RunView, opts RenderOptions) string {
 // summaryMarkdown is the summary with graph as the flowchart section.
 func summaryMarkdown(v *RunView, opts RenderOptions, graph string) string {
 	var b strings.Builder
+	if v.PushError != "" {
+		b.WriteString(pushLine(v) + "\n\n")
+	}
 	b.WriteString(outcomeLine(v) + "\n\n")
 	b.WriteString(runLine(v, opts) + "\n\n")
 	for _, n := range v.Notes {
@@ -53,9 +56,24 @@ func summaryMarkdown(v *RunView, opts RenderOptions, graph string) string {
 	return b.String()
 }
 
+// pushLine is the summary's first line when the run branch could not be
+// pushed.
+func pushLine(v *RunView) string {
+	return "❌ **Run branch not pushed**: " + cell(clip(v.PushError, 300)) +
+		" — the checkpoint commits linked below are not on GitHub"
+}
+
 // runTitle is the one-line verdict, e.g. "3 of 5 nodes passed · vet
-// failed (2 findings)".
+// failed (2 findings)", led by the failed push when there was one.
 func runTitle(v *RunView) string {
+	if v.PushError != "" && v.Finished() {
+		return "run branch not pushed: " + clip(v.PushError, 100) + " · " + nodesTitle(v)
+	}
+	return nodesTitle(v)
+}
+
+// nodesTitle is the verdict on the nodes.
+func nodesTitle(v *RunView) string {
 	passed, skipped := 0, 0
 	for _, n := range v.Nodes {
 		switch n.State {

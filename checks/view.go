@@ -47,7 +47,11 @@ type RunView struct {
 	Reason       string // why the run failed or was cancelled
 	FailureClass attractor.FailureClass
 	FailedNode   string // the node the failure is attributed to, if any
-	Duration     time.Duration
+	// PushError says why the run branch could not be pushed at the end:
+	// the checkpoint commits the checks link to are not on GitHub, so the
+	// run cannot count as a success, whatever its nodes did.
+	PushError string
+	Duration  time.Duration
 
 	Nodes []NodeView // declaration order
 	Edges []EdgeView // the graph's edges, then jumps that follow no edge

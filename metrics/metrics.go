@@ -10,6 +10,8 @@
 //     webhook's http.Handler and counts what it answered;
 //   - kilroy_queue_depth and kilroy_intake_depth: read from the queue at
 //     scrape time through Options.QueueDepth and Options.IntakeDepth;
+//   - kilroy_webhook_body_bytes: the bytes the webhook bodies in flight hold
+//     of their budget, read at scrape time (RegisterBodyBytes);
 //   - kilroy_runs_total{conclusion} and
 //     kilroy_node_duration_seconds{kind,status}: the engine reports through
 //     attractor listeners, so Listener is one more listener of every run;
@@ -40,6 +42,7 @@ const (
 	NameDeliveries   = "kilroy_webhook_deliveries_total"
 	NameQueueDepth   = "kilroy_queue_depth"
 	NameIntakeDepth  = "kilroy_intake_depth"
+	NameBodyBytes    = "kilroy_webhook_body_bytes"
 	NameRuns         = "kilroy_runs_total"
 	NameNodeDuration = "kilroy_node_duration_seconds"
 	NameGitHubCalls  = "kilroy_github_api_requests_total"
@@ -121,6 +124,19 @@ func New(reg prometheus.Registerer, opts Options) (*Metrics, error) {
 		}
 	}
 	return m, nil
+}
+
+// RegisterBodyBytes registers kilroy_webhook_body_bytes on reg, read from
+// inFlight at scrape time: the webhook's body budget in use.
+func RegisterBodyBytes(reg prometheus.Registerer, inFlight func() int64) error {
+	g := prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: NameBodyBytes,
+		Help: "Bytes of the webhook's budget for bodies in flight in use (received plus one read ahead each).",
+	}, func() float64 { return float64(inFlight()) })
+	if err := reg.Register(g); err != nil {
+		return fmt.Errorf("metrics: register: %w", err)
+	}
+	return nil
 }
 
 // Delivery counts one webhook delivery. Unknown events and results are

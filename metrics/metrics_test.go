@@ -239,3 +239,18 @@ func TestBuildInfo(t *testing.T) {
 		})
 	}
 }
+
+func TestBodyBytes(t *testing.T) {
+	_, reg := newMetrics(t, metrics.Options{})
+	var inFlight int64 = 16385
+	if err := metrics.RegisterBodyBytes(reg, func() int64 { return inFlight }); err != nil {
+		t.Fatal(err)
+	}
+	if got := exposition(t, reg); !strings.Contains(got, "kilroy_webhook_body_bytes 16385\n") {
+		t.Errorf("metrics lack the body bytes in flight:\n%s", got)
+	}
+	inFlight = 0
+	if got := exposition(t, reg); !strings.Contains(got, "kilroy_webhook_body_bytes 0\n") {
+		t.Errorf("the body bytes are not read at scrape time:\n%s", got)
+	}
+}

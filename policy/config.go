@@ -58,10 +58,10 @@ func DefaultPullRequestActions() []string {
 // from an explicit value. checkKeys walks them to find unknown keys, so
 // their yaml tags are the list of known keys.
 type fileConfig struct {
-	Version        int                     `yaml:"version"`
-	Pipelines      map[string]filePipeline `yaml:"pipelines"`
-	ArtifactPolicy ArtifactPolicy          `yaml:"artifact_policy"`
-	Limits         fileLimits              `yaml:"limits"`
+	Version        int                   `yaml:"version"`
+	Pipelines      pairMap[filePipeline] `yaml:"pipelines"`
+	ArtifactPolicy ArtifactPolicy        `yaml:"artifact_policy"`
+	Limits         fileLimits            `yaml:"limits"`
 }
 
 type filePipeline struct {

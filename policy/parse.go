@@ -15,12 +15,27 @@ import (
 
 var pipelineNamePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 
+// MaxConfigBytes is the largest `.kilroy/config.yml` accepted (1 MiB): the
+// file comes from a pull request and is decoded in the shared server.
+const MaxConfigBytes = 1 << 20
+
+// ConfigTooLarge is the error for a configuration of size bytes, over
+// MaxConfigBytes, placed on its first line.
+func ConfigTooLarge(file string, size int64) error {
+	return ConfigErrors{{File: file, Line: 1, Col: 1, Msg: fmt.Sprintf(
+		"the file is %d bytes, over the %d-byte (1 MiB) limit for %s: remove what it does not need",
+		size, MaxConfigBytes, file)}}
+}
+
 // ParseRepoConfig reads `.kilroy/config.yml`; file is its name in messages.
 // The checks run in order and stop at the first stage that finds problems,
 // so one mistake is reported once: YAML syntax; keys (unknown, duplicate,
 // legacy); the JSON Schema; then globs, durations and the rules that relate
 // keys. Problems come back as ConfigErrors in file order.
 func ParseRepoConfig(file string, data []byte) (*RepoConfig, error) {
+	if len(data) > MaxConfigBytes {
+		return nil, ConfigTooLarge(file, int64(len(data)))
+	}
 	doc, err := parseDocument(file, data)
 	if err != nil {
 		return nil, err

@@ -119,7 +119,11 @@ func (w *eventWork) configCheck(ctx context.Context, headSHA, title string, prob
 		anns = append(anns, annotationsOf(p)...)
 	}
 	summary.WriteString("\nNothing ran for these. Fix the files named above (`kilroy-bot validate` checks pipelines locally) and push again.")
-	return w.gh.ConfigCheck(ctx, w.ev.Repo, ConfigCheck{HeadSHA: headSHA, Title: title, Summary: summary.String(), Annotations: anns})
+	for i := range anns {
+		anns[i].Message = w.s.public(anns[i].Message)
+	}
+	return w.gh.ConfigCheck(ctx, w.ev.Repo, ConfigCheck{HeadSHA: headSHA, Title: w.s.public(title),
+		Summary: w.s.public(summary.String()), Annotations: anns})
 }
 
 // annotationsOf turns the positioned problems inside err into

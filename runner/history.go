@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 )
 
 // History is what an interrupted run did up to the checkpoint it resumes
@@ -53,7 +54,7 @@ func ReadHistory(dir string) (*History, error) {
 // readHistory replays progress.ndjson into per-node records, keeping only
 // the work st (the checkpoint resumed from) covers.
 func readHistory(d RunDir, st *attractor.State) (*History, error) {
-	data, err := os.ReadFile(d.Progress())
+	data, err := safefile.ReadIn(string(d), filepath.Base(d.Progress()), maxProgressBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read the run's history: %w", err)
 	}

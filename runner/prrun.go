@@ -158,9 +158,10 @@ func (r *prRun) adopt(ctx context.Context, graph *attractor.Pipeline) error {
 func (r *prRun) end(ctx context.Context, push *pusher, res *attractor.RunResult, runErr error) error {
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
+	var pushErr error
 	if push != nil {
-		if err := push.finish(fctx); err != nil {
-			r.log.Error("run: final push of the run branch", "err", err)
+		if pushErr = push.finish(fctx); pushErr != nil {
+			r.log.Error("run: final push of the run branch", "err", pushErr)
 		}
 	}
 	cause := context.Cause(ctx)
@@ -174,6 +175,14 @@ func (r *prRun) end(ctx context.Context, push *pusher, res *attractor.RunResult,
 			r.log.Error("run: adopt checks", "err", err)
 		}
 	}
+	if pushErr != nil && r.rep != nil {
+		// The checks link checkpoint commits GitHub never got: the summary
+		// must not report success.
+		reason := fmt.Sprintf("%s: %s", push.branch, r.s.publicReason(pushErr))
+		if err := r.rep.PushFailed(fctx, reason); err != nil {
+			r.log.Error("run: report the failed push", "err", err)
+		}
+	}
 	var ce *queue.CancelledError
 	switch {
 	case errors.As(cause, &ce):
@@ -182,7 +191,7 @@ func (r *prRun) end(ctx context.Context, push *pusher, res *attractor.RunResult,
 		return cause
 	case runErr != nil:
 		r.log.Error("run: failed to run", "err", runErr)
-		r.complete(fctx, "fail", func(ctx context.Context) error { return r.rep.Fail(ctx, publicReason(runErr)) })
+		r.complete(fctx, "fail", func(ctx context.Context) error { return r.rep.Fail(ctx, r.s.publicReason(runErr)) })
 		return runErr
 	default:
 		r.log.Info("run: finished", "status", res.Status, "failed_node", res.FailedNode)
@@ -215,15 +224,4 @@ func (r *prRun) revoke(ctx context.Context, revoke func(context.Context) error) 
 func splitRepo(full string) (owner, name string) {
 	owner, name, _ = strings.Cut(full, "/")
 	return owner, name
-}
-
-// publicReason is what a failed run's checks say: git failures without the
-// command line and directories, which name the server's own paths (the
-// full error is in the log).
-func publicReason(err error) string {
-	var gerr *gitops.Error
-	if errors.As(err, &gerr) {
-		return gerr.Public()
-	}
-	return err.Error()
 }

@@ -3,10 +3,10 @@ package runner
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 )
 
 // PrepareResume readies an interrupted run to continue from its last
@@ -29,7 +29,7 @@ func PrepareResume(ctx context.Context, dir string, o LocalOptions) (*Prepared, 
 		return nil, fmt.Errorf("%w: run %s already finished; start a new one with `kilroy-bot run`", ErrUsage, cp.RunID)
 	}
 	rd := RunDir(dir)
-	src, err := os.ReadFile(rd.Graph())
+	src, err := safefile.ReadIn(dir, filepath.Base(rd.Graph()), attractor.MaxSourceBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%w: read the run's graph.dot: %w", ErrUsage, err)
 	}

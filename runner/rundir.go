@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 	"github.com/kilroy-bot/kilroy-bot/policy"
 )
 
@@ -58,6 +59,13 @@ type Checkpoint struct {
 
 const checkpointVersion = 1
 
+// Caps on the run directory's files read back: the run wrote them, but its
+// nodes could have replaced them.
+const (
+	maxCheckpointBytes = 64 << 20
+	maxProgressBytes   = 256 << 20
+)
+
 // writeCheckpoint replaces checkpoint.json atomically: a reader sees the
 // old file or the new one, never a torn write.
 func (d RunDir) writeCheckpoint(cp *Checkpoint) error {
@@ -72,7 +80,9 @@ func (d RunDir) writeCheckpoint(cp *Checkpoint) error {
 // snapshot against the recorded hash.
 func ReadCheckpoint(dir string) (*Checkpoint, error) {
 	path := RunDir(dir).Checkpoint()
-	b, err := os.ReadFile(path)
+	// Nodes can reach the run directory: a link or a FIFO left in place of
+	// checkpoint.json must not take the resuming server down.
+	b, err := safefile.ReadIn(dir, filepath.Base(path), maxCheckpointBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("%s: no checkpoint.json: is %s a kilroy-bot run directory?", path, dir)
 	}

@@ -44,10 +44,14 @@ func selectPipeline(ctx context.Context, git *gitops.Git, repo, rev, want string
 // loadPipeline reads and validates one configured pipeline's graph from
 // commit rev.
 func loadPipeline(ctx context.Context, git *gitops.Git, repo, rev string, cfg *policy.RepoConfig, name string, pl policy.Pipeline) (*selection, error) {
-	src, err := git.ReadFileAt(ctx, repo, rev, pl.Graph)
+	src, err := git.ReadFileAt(ctx, repo, rev, pl.Graph, attractor.MaxSourceBytes)
 	if errors.Is(err, gitops.ErrNotInCommit) {
 		return nil, fmt.Errorf("%w: pipeline %q: %s is not in commit %s: commit the file, or fix `graph:` in %s",
 			ErrUsage, name, pl.Graph, short(rev), ConfigPath)
+	}
+	if tl, ok := errors.AsType[*gitops.TooLargeError](err); ok {
+		d := attractor.SourceTooLarge(pl.Graph, tl.Size)
+		return nil, &InvalidPipelineError{File: pl.Graph, Diagnostics: attractor.Diagnostics{d}, Err: errors.New(d.Message)}
 	}
 	if err != nil {
 		return nil, err
@@ -92,7 +96,10 @@ func loadRepoConfig(ctx context.Context, git *gitops.Git, repo, rev string) (*po
 // readRepoConfig reads the configuration at rev, the defaults when the
 // commit has none. Pipelines is nil unless the file configures them.
 func readRepoConfig(ctx context.Context, git *gitops.Git, repo, rev string) (*policy.RepoConfig, error) {
-	data, err := git.ReadFileAt(ctx, repo, rev, ConfigPath)
+	data, err := git.ReadFileAt(ctx, repo, rev, ConfigPath, policy.MaxConfigBytes)
+	if tl, ok := errors.AsType[*gitops.TooLargeError](err); ok {
+		return nil, fmt.Errorf("%w: %w", ErrUsage, policy.ConfigTooLarge(ConfigPath, tl.Size))
+	}
 	if err == nil {
 		cfg, err := policy.ParseRepoConfig(ConfigPath, data)
 		if err != nil {

@@ -39,7 +39,11 @@ func selectLocal(ctx context.Context, git *gitops.Git, repo, rev, want string) (
 		return nil, fmt.Errorf("%w: --graph %s: %w", ErrUsage, want, err)
 	}
 	name := strings.TrimSuffix(path.Base(file), ".dot")
-	src, err := git.ReadFileAt(ctx, repo, rev, file)
+	src, err := git.ReadFileAt(ctx, repo, rev, file, attractor.MaxSourceBytes)
+	if tl, ok := errors.AsType[*gitops.TooLargeError](err); ok {
+		d := attractor.SourceTooLarge(file, tl.Size)
+		return nil, &InvalidPipelineError{File: file, Diagnostics: attractor.Diagnostics{d}, Err: errors.New(d.Message)}
+	}
 	if errors.Is(err, gitops.ErrNotInCommit) {
 		msg := fmt.Sprintf("--graph %s: %s is not in commit %s (runs read pipelines from HEAD): check the path, or commit the file", want, file, short(rev))
 		if s := nearbyGraph(ctx, git, repo, rev, file); s != "" {

@@ -81,6 +81,10 @@ type Reporter interface {
 	// Fail completes every check after an internal error (not a pipeline
 	// failure, which Close reports).
 	Fail(ctx context.Context, reason string) error
+	// PushFailed records, before Close, that the run branch could not be
+	// pushed at the end: the summary check then fails, its first line
+	// naming the push and reason.
+	PushFailed(ctx context.Context, reason string) error
 	// Close completes every check with the pipeline's result, after the
 	// engine's RunFinished.
 	Close(ctx context.Context) error

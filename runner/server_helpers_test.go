@@ -121,6 +121,9 @@ func (r *recReporter) Cancel(_ context.Context, reason string) error {
 }
 func (r *recReporter) Fail(_ context.Context, reason string) error { return r.add("fail %s", reason) }
 func (r *recReporter) Close(context.Context) error                 { return r.add("close") }
+func (r *recReporter) PushFailed(_ context.Context, reason string) error {
+	return r.add("push_failed %s", reason)
+}
 
 // reporters is the NewReporter of the tests: every Reporter made, by run.
 type reporters struct {

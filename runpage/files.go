@@ -9,6 +9,8 @@ import (
 	"os"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 )
 
 // Caps on what Load reads of each file, from its end.
@@ -26,18 +28,16 @@ const (
 // tail reads at most max bytes from the end of name in root. cut is how
 // many bytes before them were left out; a missing file is fs.ErrNotExist.
 func tail(root *os.Root, name string, max int) (data []byte, cut int64, err error) {
-	f, err := root.Open(name)
+	// Nodes can write in their stage directories: a FIFO there must not
+	// block the page, and only regular files are shown.
+	f, st, err := safefile.Open(root, name)
+	if errors.Is(err, safefile.ErrNotRegular) {
+		return nil, 0, fmt.Errorf("%s: %w", name, fs.ErrNotExist)
+	}
 	if err != nil {
 		return nil, 0, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, 0, fmt.Errorf("stat %s: %w", name, err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, 0, fmt.Errorf("%s: %w", name, fs.ErrNotExist)
-	}
 	if size := st.Size(); size > int64(max) {
 		cut = size - int64(max)
 		if _, err := f.Seek(cut, io.SeekStart); err != nil {

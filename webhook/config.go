@@ -11,6 +11,10 @@ import (
 const (
 	// DefaultMaxBody is GitHub's own cap on a delivery's payload.
 	DefaultMaxBody = 25 << 20
+	// DefaultBodyBudget bounds the bytes all bodies in flight hold
+	// together: two deliveries of the largest size, or thousands of the
+	// usual 30 KB ones.
+	DefaultBodyBudget = 64 << 20
 	// DefaultAcceptTimeout bounds a Sink call; GitHub gives up on a delivery
 	// after 10 s.
 	DefaultAcceptTimeout = 5 * time.Second
@@ -31,6 +35,11 @@ type Config struct {
 	AppSlug string
 	// MaxBody caps the request body in bytes; DefaultMaxBody when zero.
 	MaxBody int64
+	// BodyBudget caps the bytes that the bodies of all deliveries in
+	// flight hold together (each reserves what it has received plus one
+	// 16 KiB read ahead); a delivery past it is answered 503.
+	// DefaultBodyBudget when zero; never less than MaxBody.
+	BodyBudget int64
 	// AcceptTimeout bounds the Sink call; DefaultAcceptTimeout when zero.
 	AcceptTimeout time.Duration
 	// Logger receives one line per delivery; nothing is logged when nil.
@@ -47,11 +56,19 @@ func (c Config) withDefaults() (Config, error) {
 			return c, fmt.Errorf("webhook: webhook secret %d is empty", i+1)
 		}
 	}
-	if c.MaxBody < 0 || c.AcceptTimeout < 0 {
-		return c, fmt.Errorf("webhook: negative limit (max body %d, accept timeout %v)", c.MaxBody, c.AcceptTimeout)
+	if c.MaxBody < 0 || c.BodyBudget < 0 || c.AcceptTimeout < 0 {
+		return c, fmt.Errorf("webhook: negative limit (max body %d, body budget %d, accept timeout %v)",
+			c.MaxBody, c.BodyBudget, c.AcceptTimeout)
 	}
 	if c.MaxBody == 0 {
 		c.MaxBody = DefaultMaxBody
+	}
+	if c.BodyBudget == 0 {
+		c.BodyBudget = max(DefaultBodyBudget, c.MaxBody+bodyChunk)
+	}
+	if c.BodyBudget < c.MaxBody+1 {
+		return c, fmt.Errorf("webhook: the body budget (%d bytes) must hold one body of the maximum size (%d bytes)",
+			c.BodyBudget, c.MaxBody)
 	}
 	if c.AcceptTimeout == 0 {
 		c.AcceptTimeout = DefaultAcceptTimeout

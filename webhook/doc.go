@@ -6,7 +6,11 @@
 // can, in a fixed order:
 //
 //  1. require X-Hub-Signature-256 (a missing header or a SHA-1-only
-//     X-Hub-Signature is 401) and read the body through a cap (413 past it);
+//     X-Hub-Signature is 401) and read the body through a cap (413 past it),
+//     as its bytes arrive: the buffer never grows to a declared length, and
+//     every body reserves what it holds in one budget shared by all bodies
+//     in flight (503 past it), so connections that declare large bodies and
+//     send nothing cannot exhaust memory;
 //  2. verify the HMAC-SHA256 of the raw bytes against every configured secret
 //     in constant time (401), before anything parses them;
 //  3. require X-GitHub-Event and X-GitHub-Delivery (400), unwrap the payload

@@ -16,8 +16,10 @@ const (
 
 // Handler serves GitHub webhook deliveries. It is safe for concurrent use.
 type Handler struct {
-	cfg  Config
-	sink Sink
+	cfg    Config
+	sink   Sink
+	budget *budget
+	bodies bodyPool
 }
 
 // New returns a Handler that verifies deliveries with cfg.Secrets and hands
@@ -30,7 +32,7 @@ func New(cfg Config, sink Sink) (*Handler, error) {
 	if sink == nil {
 		return nil, errors.New("webhook: nil sink")
 	}
-	return &Handler{cfg: cfg, sink: sink}, nil
+	return &Handler{cfg: cfg, sink: sink, budget: &budget{limit: cfg.BodyBudget}}, nil
 }
 
 // outcome is a delivery the handler has finished with, successfully.
@@ -49,7 +51,7 @@ func (h *Handler) handle(w http.ResponseWriter, r *http.Request, rec *record) (o
 	if err != nil {
 		return outcome{}, err
 	}
-	body, release, err := readBody(w, r, h.cfg.MaxBody)
+	body, release, err := h.readBody(w, r)
 	defer release()
 	if err != nil {
 		return outcome{}, err

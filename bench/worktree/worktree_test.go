@@ -127,7 +127,7 @@ func prepareFromMirror(b *testing.B, data, runDir, url, head string) string {
 	if _, err := git.ResolveRef(ctx, mirror, head); err != nil {
 		b.Fatal(err)
 	}
-	if _, err := git.ReadFileAt(ctx, mirror, head, graphPath); err != nil {
+	if _, err := git.ReadFileAt(ctx, mirror, head, graphPath, 1<<20); err != nil {
 		b.Fatal(err)
 	}
 	wt := filepath.Join(runDir, "worktree")

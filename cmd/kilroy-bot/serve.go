@@ -212,6 +212,9 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 	if err != nil {
 		return deps, err
 	}
+	if err := metrics.RegisterBodyBytes(reg, hook.BodyBytesInFlight); err != nil {
+		return deps, err
+	}
 	pages, err := runpage.New(runpage.Options{RunsDir: runsDir, Keys: keys, Redactor: w.Redactor, CommitURL: rs.CommitURL})
 	if err != nil {
 		return deps, err

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
 
@@ -60,7 +61,9 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 	case run.err != nil && ctx.Err() == nil && !run.res.TimedOut:
 		return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: %s", sel.name, redact(run.err.Error(), a.secret))), nil
 	}
-	out, err := os.ReadFile(run.stdoutPath)
+	// The stage directory is the agent's to write in: read only a regular
+	// file there, at most what the capped log could hold.
+	out, err := safefile.TailPath(run.stdoutPath, a.lim.MaxLogBytes)
 	if err != nil {
 		return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: read output: %v", sel.name, err)), nil
 	}
@@ -197,9 +200,12 @@ func cliLogPaths(stageDir, flavour string) (stdout, stderr string) {
 	return filepath.Join(stageDir, "agent.stdout"+ext), filepath.Join(stageDir, "agent.stderr.log")
 }
 
+// stderrTailBytes is how much of the CLI's stderr a failure reason reads.
+const stderrTailBytes = 64 << 10
+
 // stderrTail is the end of the CLI's stderr for a failure reason.
 func stderrTail(path string) string {
-	b, err := os.ReadFile(path)
+	b, err := safefile.TailPath(path, stderrTailBytes)
 	if err != nil || len(strings.TrimSpace(string(b))) == 0 {
 		return "no output on stderr"
 	}

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 )
 
 // editFile replaces an exact string. It refuses an old string that is
@@ -43,7 +45,7 @@ func (t editFile) run(_ context.Context, raw json.RawMessage) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b, err := t.ws.root.ReadFile(rel)
+	b, err := safefile.ReadFile(t.ws.root, rel, toolReadMaxBytes)
 	if err != nil {
 		return "", explain(a.Path, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 )
 
 const (
@@ -119,13 +120,9 @@ func globMatch(pattern, p string) bool {
 }
 
 func (t grepTool) grepFile(p string, re *regexp.Regexp, out []string, limit int) []string {
-	fi, err := fs.Stat(t.ws.root.FS(), p)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > grepMaxFileBytes {
-		return out
-	}
-	b, err := fs.ReadFile(t.ws.root.FS(), p)
+	b, err := safefile.ReadFile(t.ws.root, p, grepMaxFileBytes)
 	if err != nil || bytes.IndexByte(b[:min(len(b), 8000)], 0) >= 0 {
-		return out // unreadable or binary
+		return out // not a regular file, too large, unreadable or binary
 	}
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	sc.Buffer(make([]byte, 0, 64<<10), grepMaxFileBytes)

@@ -6,9 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 )
 
 const (
+	// toolReadMaxBytes caps the files read_file and edit_file load: the
+	// worktree is the pull request's, and a FIFO or a huge sparse file in
+	// it must not block or exhaust the bot.
+	toolReadMaxBytes = 16 << 20
 	readDefaultLimit = 2000
 	readOutputLimit  = 50_000
 )
@@ -42,7 +48,7 @@ func (t readFile) run(_ context.Context, raw json.RawMessage) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b, err := t.ws.root.ReadFile(rel)
+	b, err := safefile.ReadFile(t.ws.root, rel, toolReadMaxBytes)
 	if err != nil {
 		return "", explain(a.Path, err)
 	}

@@ -2,11 +2,12 @@ package agent
 
 import (
 	"encoding/json"
-	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 )
 
 // markerRE finds outcome markers: OUTCOME:SUCCESS, outcome=pass, ...
@@ -38,7 +39,7 @@ func statusFileStatus(req attractor.AgentRequest) (attractor.Status, bool) {
 		if p == "" {
 			continue
 		}
-		b, err := os.ReadFile(p)
+		b, err := safefile.ReadIn(filepath.Dir(p), filepath.Base(p), attractor.StatusFileCap)
 		if err != nil {
 			continue
 		}

@@ -44,6 +44,10 @@ type CheckpointResult struct {
 // uncommitted in the worktree, and if a node staged it the bot unstages
 // it. The verify.artifacts handler, not the checkpoint, reports such paths.
 //
+// A file over GitHub's 100 MiB limit fails the checkpoint with a
+// *FileTooLargeError naming it and its size: the branch could never be
+// pushed with it.
+//
 // Before and after committing, HEAD must be on spec.Branch; a node that
 // deleted .git or moved HEAD gets ErrWorktreeBroken or ErrHeadMoved and the
 // branch keeps its earlier checkpoints.
@@ -61,6 +65,9 @@ func (g *Git) Checkpoint(ctx context.Context, worktree string, spec CheckpointSp
 		return CheckpointResult{}, fmt.Errorf("gitops: checkpoint %s: %w", spec.NodeID, err)
 	}
 	plan := planStaging(entries, excluded)
+	if err := checkSizes(worktree, plan.kept); err != nil {
+		return CheckpointResult{}, fmt.Errorf("gitops: checkpoint %s: %w", spec.NodeID, err)
+	}
 	if spec.Vet != nil {
 		if err := spec.Vet(plan.kept); err != nil {
 			return CheckpointResult{}, err

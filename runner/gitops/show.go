@@ -4,22 +4,39 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
 // ErrNotInCommit reports a path the commit does not have.
 var ErrNotInCommit = errors.New("path not in commit")
 
+// TooLargeError is a file over the size a caller of ReadFileAt accepts.
+type TooLargeError struct {
+	Path string
+	Size int64
+	Max  int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("%s is %d bytes, over the %d-byte limit", e.Path, e.Size, e.Max)
+}
+
 // ReadFileAt returns the content of path (slash-separated, repository
 // relative) in commit rev, without touching any working tree. Local runs
 // read pipelines and config this way so what runs is what HEAD holds,
-// not whatever the user has unsaved in their editor.
-func (g *Git) ReadFileAt(ctx context.Context, dir, rev, path string) ([]byte, error) {
+// not whatever the user has unsaved in their editor. A file over max bytes
+// is a *TooLargeError, found from its size before any of it is read.
+func (g *Git) ReadFileAt(ctx context.Context, dir, rev, path string, max int64) ([]byte, error) {
 	if err := checkRevPath(rev, path); err != nil {
 		return nil, err
 	}
-	if !g.existsAt(ctx, dir, rev, path) {
+	size, ok := g.sizeAt(ctx, dir, rev, path)
+	if !ok {
 		return nil, fmt.Errorf("gitops: %s in %s: %w", path, short(rev), ErrNotInCommit)
+	}
+	if size > max {
+		return nil, &TooLargeError{Path: path, Size: size, Max: max}
 	}
 	out, err := g.run(ctx, call{dir: dir, readOnly: true, args: []string{"cat-file", "blob", rev + ":" + path}})
 	if err != nil {
@@ -42,9 +59,15 @@ func (g *Git) ListFilesAt(ctx context.Context, dir, rev, sub string) ([]string, 
 	return splitNul(out), nil
 }
 
-func (g *Git) existsAt(ctx context.Context, dir, rev, path string) bool {
-	_, err := g.run(ctx, call{dir: dir, readOnly: true, args: []string{"cat-file", "-e", rev + ":" + path}})
-	return err == nil
+// sizeAt is the size of path's object in rev; ok is false when rev has no
+// such path.
+func (g *Git) sizeAt(ctx context.Context, dir, rev, path string) (int64, bool) {
+	out, err := g.run(ctx, call{dir: dir, readOnly: true, args: []string{"cat-file", "-s", rev + ":" + path}})
+	if err != nil {
+		return 0, false
+	}
+	size, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	return size, err == nil
 }
 
 func checkRevPath(rev, path string) error {

@@ -37,7 +37,11 @@ func (g *Git) AddWorktree(ctx context.Context, repoDir, worktreeDir, branch, sta
 	if err != nil {
 		return fmt.Errorf("gitops: worktree dir %q: %w", worktreeDir, err)
 	}
-	// A registration left by a crashed run would hold the branch.
+	// A registration left by a crashed run would hold the branch; one a
+	// kill left locked would survive the prune.
+	if err := g.clearStale(ctx, repoDir, abs, branch); err != nil {
+		return err
+	}
 	if _, err := g.run(ctx, call{dir: repoDir, args: []string{"worktree", "prune"}}); err != nil {
 		return fmt.Errorf("gitops: add worktree: %w", err)
 	}
@@ -69,6 +73,9 @@ func (g *Git) checkRunBranch(ctx context.Context, repoDir, branch string) error 
 // deleted is removed by deleting its directory and pruning.
 func (g *Git) RemoveWorktree(ctx context.Context, repoDir, worktreeDir string) error {
 	target := canonicalPath(worktreeDir)
+	if err := g.clearStale(ctx, repoDir, worktreeDir, ""); err != nil {
+		return err
+	}
 	trees, err := g.listWorktrees(ctx, repoDir)
 	if err != nil {
 		return err
