@@ -79,11 +79,26 @@ func (g *Git) Checkpoint(ctx context.Context, worktree string, spec CheckpointSp
 	if err := g.commit(ctx, worktree, msg); err != nil {
 		return CheckpointResult{}, err
 	}
-	sha, err := g.onBranch(ctx, worktree, spec.Branch)
+	sha, err := g.headAfterCommit(ctx, worktree, spec.Branch)
 	if err != nil {
 		return CheckpointResult{}, fmt.Errorf("gitops: after checkpoint %s: %w", spec.NodeID, err)
 	}
 	return CheckpointResult{SHA: sha, Staged: plan.kept, Excluded: plan.excluded}, nil
+}
+
+// headAfterCommit is onBranch read from git's files, without a process;
+// git answers when the files do not (a packed ref, a detached HEAD).
+func (g *Git) headAfterCommit(ctx context.Context, worktree, branch string) (string, error) {
+	ref, sha, err := headFromFiles(worktree)
+	switch {
+	case errors.Is(err, errNoLooseHead):
+		return g.onBranch(ctx, worktree, branch)
+	case err != nil:
+		return "", err
+	case ref != "refs/heads/"+branch:
+		return "", fmt.Errorf("%w: HEAD of %s is %s (%s), want refs/heads/%s", ErrHeadMoved, worktree, ref, sha, branch)
+	}
+	return sha, nil
 }
 
 // checkedStatus is status plus the checks that the worktree still has its

@@ -3,8 +3,10 @@ package gitops
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -266,5 +268,57 @@ func TestCheckpointTypeChangesAndNestedRepository(t *testing.T) {
 	want := "120000 link\n100644 link-target.txt\n160000 vendor/lib\n100644 was-file/inner.txt"
 	if got != want {
 		t.Errorf("tree:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// A checkpoint costs the git processes it needs and no more: status and
+// commit (update-index only when something changed); the repository's
+// identity is read once per worktree and the new commit's id comes from
+// git's files, also when its branch ref is packed.
+func TestCheckpointProcesses(t *testing.T) {
+	ctx := context.Background()
+	wrapper, argvLog, _ := loggingGit(t)
+	g := newTestGit(t, func(o *Options) { o.GitPath = wrapper; o.RepoIdentity = true })
+	repo := newRepo(t, g, map[string]string{"a.txt": "a\n"})
+	wt, branch, _ := newRun(t, g, repo)
+	commands := func() []string {
+		var out []string
+		data, _ := os.ReadFile(argvLog)
+		for line := range strings.Lines(string(data)) {
+			f := strings.Fields(line)
+			for i := 0; i < len(f); i++ {
+				if f[i] == "-c" {
+					i++
+					continue
+				}
+				out = append(out, f[i])
+				break
+			}
+		}
+		os.Remove(argvLog)
+		return out
+	}
+	commands()
+	for i, tc := range []struct {
+		change func()
+		want   []string
+	}{
+		{func() {}, []string{"status", "config", "commit"}}, // the identity, once
+		{func() { writeFile(t, wt, "b.txt", "b\n") }, []string{"status", "update-index", "commit"}},
+		{func() { mustGit(t, g, repo, "pack-refs", "--all") }, []string{"status", "commit"}},
+	} {
+		tc.change()
+		commands()
+		res, err := g.Checkpoint(ctx, wt, spec(branch, fmt.Sprintf("n%d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := commands()
+		if diff := cmp.Diff(got, tc.want); diff != "" {
+			t.Errorf("checkpoint %d: git commands (-got +want):\n%s", i, diff)
+		}
+		if head := mustGit(t, g, wt, "rev-parse", "HEAD"); res.SHA != head {
+			t.Errorf("checkpoint %d: SHA %s, HEAD is %s", i, res.SHA, head)
+		}
 	}
 }

@@ -68,6 +68,7 @@ type Git struct {
 	opts     Options
 
 	mirrorLocks keyedMutex
+	identities  sync.Map // worktree -> the author env of its commits (authorEnv)
 }
 
 // New validates opts and prepares the bot's HOME.

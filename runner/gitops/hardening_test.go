@@ -77,13 +77,29 @@ func TestRepoIdentityUsesRepositoryConfigOnly(t *testing.T) {
 		t.Errorf("without repository identity: author %q, want %q", who, bot)
 	}
 
+	// The identity is read once per run worktree: a run keeps the author it
+	// started with, the next run takes the new one.
 	mustGit(t, g, repo, "config", "user.name", "Ada Local")
 	mustGit(t, g, repo, "config", "user.email", "ada@example.com")
 	res, err = g.Checkpoint(ctx, wt, spec(branch, "two"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if who := mustGit(t, g, wt, "log", "-1", "--format=%an <%ae>|%cn <%ce>", res.SHA); who != "Ada Local <ada@example.com>|"+bot {
+	if who := mustGit(t, g, wt, "log", "-1", "--format=%an <%ae>", res.SHA); who != bot {
+		t.Errorf("same run after a config change: author %q, want the run's first %q", who, bot)
+	}
+	if err := g.RemoveWorktree(ctx, repo, wt); err != nil {
+		t.Fatal(err)
+	}
+	wt2 := filepath.Join(t.TempDir(), "wt2")
+	if err := g.AddWorktree(ctx, repo, wt2, RunBranch("ci", "r2"), res.SHA); err != nil {
+		t.Fatal(err)
+	}
+	res, err = g.Checkpoint(ctx, wt2, spec(RunBranch("ci", "r2"), "one"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if who := mustGit(t, g, wt2, "log", "-1", "--format=%an <%ae>|%cn <%ce>", res.SHA); who != "Ada Local <ada@example.com>|"+bot {
 		t.Errorf("with repository identity: %q, want author Ada and committer the bot", who)
 	}
 }

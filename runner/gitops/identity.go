@@ -16,6 +16,19 @@ func (g *Git) authorEnv(ctx context.Context, dir string) ([]string, error) {
 	if !g.opts.RepoIdentity {
 		return nil, nil
 	}
+	// Read once per worktree: the repository's identity does not change
+	// during a run, and a git process per checkpoint is measurable.
+	if env, ok := g.identities.Load(dir); ok {
+		return env.([]string), nil
+	}
+	env, err := g.readAuthor(ctx, dir)
+	if err == nil {
+		g.identities.Store(dir, env)
+	}
+	return env, err
+}
+
+func (g *Git) readAuthor(ctx context.Context, dir string) ([]string, error) {
 	out, err := g.runStr(ctx, call{dir: dir, pinned: true, readOnly: true,
 		args: []string{"config", "--get-regexp", `^user\.(name|email)$`}})
 	var gerr *Error

@@ -72,6 +72,7 @@ func (g *Git) checkRunBranch(ctx context.Context, repoDir, branch string) error 
 // succeeds when the worktree is already gone. A worktree whose .git a node
 // deleted is removed by deleting its directory and pruning.
 func (g *Git) RemoveWorktree(ctx context.Context, repoDir, worktreeDir string) error {
+	g.identities.Delete(worktreeDir)
 	target := canonicalPath(worktreeDir)
 	if err := g.clearStale(ctx, repoDir, worktreeDir, ""); err != nil {
 		return err
