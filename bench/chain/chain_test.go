@@ -1,0 +1,155 @@
+package chain
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/runner"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
+)
+
+const nodes = 50
+
+// chainDOT is start -> n1 -> ... -> n50 -> exit, every node `true`.
+func chainDOT() string {
+	var b strings.Builder
+	b.WriteString("digraph ci {\n  start [shape=Mdiamond]\n  exit [shape=Msquare]\n")
+	prev := "start"
+	for i := 1; i <= nodes; i++ {
+		fmt.Fprintf(&b, "  n%d [shape=parallelogram, tool_command=\"true\"]\n  %s -> n%d\n", i, prev, i)
+		prev = fmt.Sprintf("n%d", i)
+	}
+	fmt.Fprintf(&b, "  %s -> exit\n}\n", prev)
+	return b.String()
+}
+
+func BenchmarkChain(b *testing.B) {
+	repo := newRepo(b)
+	floorRepo := newRepo(b)
+	sb, err := sandbox.New(sandbox.Config{PATH: os.Getenv("PATH"), StateDir: b.TempDir()})
+	if err == nil {
+		err = sb.SelfTest(context.Background())
+	}
+	if err != nil {
+		b.Logf("sandbox arm skipped: %v", err)
+		sb = nil
+	}
+	var off, on, floor, ratioOff, ratioOn []float64
+	for b.Loop() {
+		f := floorPerNode(b, floorRepo)
+		o := botPerNode(b, repo, nil)
+		floor, off = append(floor, f), append(off, o)
+		ratioOff = append(ratioOff, o/f)
+		if sb != nil {
+			s := botPerNode(b, repo, sb)
+			on, ratioOn = append(on, s), append(ratioOn, s/f)
+		}
+	}
+	b.ReportMetric(median(floor), "floor-ms/node")
+	b.ReportMetric(median(off), "bot-ms/node")
+	b.ReportMetric(median(ratioOff), "ratio-median")
+	b.ReportMetric(slices.Min(ratioOff), "ratio-min")
+	b.ReportMetric(slices.Max(ratioOff), "ratio-max")
+	if len(on) > 0 {
+		b.ReportMetric(median(on), "sandbox-ms/node")
+		diff := make([]float64, len(on))
+		for i := range on {
+			diff[i] = on[i] - off[i]
+		}
+		b.ReportMetric(median(diff), "sandbox-added-ms/node")
+	}
+}
+
+// botPerNode runs the chain and returns the median milliseconds between
+// consecutive node checkpoints.
+func botPerNode(b *testing.B, repo string, sb *sandbox.Sandbox) float64 {
+	runDir := filepath.Join(b.TempDir(), "run")
+	_, res, err := runner.RunLocal(context.Background(), runner.LocalOptions{
+		RepoDir: repo, RunDir: runDir, DataDir: b.TempDir(),
+		Env: runner.EnvInputs{Host: sandbox.HostEnv(), Sandbox: sb},
+	})
+	if err != nil || res.Status != attractor.StatusSuccess {
+		b.Fatalf("run: %v %+v", err, res)
+	}
+	return medianInterval(b, checkpointTimes(b, filepath.Join(runDir, "progress.ndjson")))
+}
+
+func checkpointTimes(b *testing.B, path string) []time.Time {
+	f, err := os.Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	var out []time.Time
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var ev struct {
+			Time time.Time `json:"time"`
+			Type string    `json:"type"`
+		}
+		if json.Unmarshal(sc.Bytes(), &ev) == nil && ev.Type == "checkpoint" {
+			out = append(out, ev.Time)
+		}
+	}
+	return out
+}
+
+// floorPerNode commits the way a person would, once per node, and returns
+// the median milliseconds between commits.
+func floorPerNode(b *testing.B, repo string) float64 {
+	var times []time.Time
+	for range nodes + 2 {
+		git(b, repo, "add", "-A")
+		git(b, repo, "commit", "-q", "--allow-empty", "-m", "x")
+		times = append(times, time.Now())
+	}
+	return medianInterval(b, times)
+}
+
+func medianInterval(b *testing.B, ts []time.Time) float64 {
+	if len(ts) < nodes {
+		b.Fatalf("%d timestamps, want at least %d", len(ts), nodes)
+	}
+	var d []float64
+	for i := 1; i < len(ts); i++ {
+		d = append(d, float64(ts[i].Sub(ts[i-1]))/float64(time.Millisecond))
+	}
+	return median(d)
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+func newRepo(b *testing.B) string {
+	dir := filepath.Join(b.TempDir(), "repo")
+	os.MkdirAll(filepath.Join(dir, ".kilroy"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".kilroy", "ci.dot"), []byte(chainDOT()), 0o644)
+	os.WriteFile(filepath.Join(dir, "README.md"), []byte("chain\n"), 0o644)
+	git(b, dir, "init", "-q", "-b", "main")
+	git(b, dir, "add", "-A")
+	git(b, dir, "commit", "-q", "-m", "init")
+	return dir
+}
+
+func git(b *testing.B, dir string, args ...string) {
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_AUTHOR_NAME=b", "GIT_AUTHOR_EMAIL=b@example.invalid", "GIT_COMMITTER_NAME=b", "GIT_COMMITTER_EMAIL=b@example.invalid")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		b.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+}
