@@ -128,6 +128,7 @@ func shellTool(name, cmd string) agenttest.Turn {
 type cliUnderTest struct {
 	cli     string // agents.backends.*.cli
 	program string // under node_modules/.bin
+	bin     string // its path, once found
 	keyEnv  string
 	key     string
 	command []string // the built-in template, program first
@@ -149,16 +150,12 @@ var claudeCLI = cliUnderTest{
 // node's attempts, the run branch, and that no stage file keeps the key.
 func runCLICase(t *testing.T, c cliUnderTest, tc cliCase) *agenttest.Server {
 	t.Helper()
-	bin := agentCLIDir(t, c.program)
-	if c.sandbox {
-		needSandbox(t)
-	}
 	t.Setenv(c.keyEnv, c.key)
 	srv := agenttest.New(t, tc.turns...)
 	dir := t.TempDir()
 	agents := filepath.Join(dir, "agents.yml")
 	writeAgents(t, agents, c.cli, map[string]any{"kind": "cli", "cli": c.cli, "base_url": c.baseURL(srv.URL),
-		"command": append(append([]string{bin}, c.command[1:]...), tc.extraArgs...), "env": c.env})
+		"command": append(append([]string{c.bin}, c.command[1:]...), tc.extraArgs...), "env": c.env})
 	retries := "1"
 	if tc.noRetry {
 		retries = "0"
@@ -241,7 +238,8 @@ func cliMatrix(shell string) []cliCase {
 
 func TestRealClaudeCLI(t *testing.T) {
 	c := claudeCLI
-	c.sandbox = true
+	c.bin, c.sandbox = agentCLIDir(t, c.program), true
+	needSandbox(t)
 	for _, tc := range cliMatrix(c.shell) {
 		if tc.name == "turn limit" {
 			tc.extraArgs = []string{"--max-turns", "1"}
