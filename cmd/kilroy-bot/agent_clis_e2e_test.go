@@ -48,6 +48,7 @@ type cliCase struct {
 	extraArgs []string
 	nodeAttrs string // more attributes of the agent node
 	noRetry   bool   // max_retries=0 instead of 1
+	maxTurns  int    // agents.limits.max_turns (the api backend's limit)
 	// wantClasses are the failure classes of the fix node's attempts in
 	// order ("" for success); wantRun is the run's ("" when it passes).
 	wantClasses []string
@@ -109,10 +110,13 @@ func stageFiles(t *testing.T, runDir string) map[string]string {
 	return out
 }
 
-func writeAgents(t *testing.T, path, backend string, b map[string]any) {
+func writeAgents(t *testing.T, path, backend string, b map[string]any, maxTurns int) {
 	t.Helper()
-	cfg := map[string]any{"agents": map[string]any{"default": backend, "backends": map[string]any{backend: b},
-		"limits": map[string]any{"provider_retries": 1}}}
+	limits := map[string]any{"provider_retries": 1, "retry_backoff": "10ms"}
+	if maxTurns > 0 {
+		limits["max_turns"] = maxTurns
+	}
+	cfg := map[string]any{"agents": map[string]any{"default": backend, "backends": map[string]any{backend: b}, "limits": limits}}
 	data, err := json.Marshal(cfg) // JSON is YAML
 	if err != nil {
 		t.Fatal(err)
@@ -136,6 +140,9 @@ type cliUnderTest struct {
 	env     map[string]string // backend env: the CLI's own retries kept short
 	shell   string            // the name of the CLI's shell tool
 	sandbox bool              // false: --no-sandbox, the CLI runs as the bot's user
+	// api, when set, makes the backend the bot's own api loop over this
+	// protocol instead of a CLI.
+	api string
 }
 
 var claudeCLI = cliUnderTest{
@@ -154,8 +161,12 @@ func runCLICase(t *testing.T, c cliUnderTest, tc cliCase) *agenttest.Server {
 	srv := agenttest.New(t, tc.turns...)
 	dir := t.TempDir()
 	agents := filepath.Join(dir, "agents.yml")
-	writeAgents(t, agents, c.cli, map[string]any{"kind": "cli", "cli": c.cli, "base_url": c.baseURL(srv.URL),
-		"command": append(append([]string{c.bin}, c.command[1:]...), tc.extraArgs...), "env": c.env})
+	backend := map[string]any{"kind": "cli", "cli": c.cli, "base_url": c.baseURL(srv.URL),
+		"command": append(append([]string{c.bin}, c.command[1:]...), tc.extraArgs...), "env": c.env}
+	if c.api != "" {
+		backend = map[string]any{"kind": "api", "api": c.api, "base_url": c.baseURL(srv.URL), "model": "fake-model"}
+	}
+	writeAgents(t, agents, or(c.cli, c.api), backend, tc.maxTurns)
 	retries := "1"
 	if tc.noRetry {
 		retries = "0"
@@ -243,6 +254,44 @@ func TestRealClaudeCLI(t *testing.T) {
 	for _, tc := range cliMatrix(c.shell) {
 		if tc.name == "turn limit" {
 			tc.extraArgs = []string{"--max-turns", "1"}
+		}
+		t.Run(tc.name, func(t *testing.T) { runCLICase(t, c, tc) })
+	}
+}
+
+func or(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
+
+// Claude Code run by the bot's own user, unjailed (--no-sandbox): as root
+// it needs IS_SANDBOX=1 to accept --dangerously-skip-permissions.
+func TestRealClaudeCLIUnjailed(t *testing.T) {
+	c := claudeCLI
+	c.bin = agentCLIDir(t, c.program)
+	for _, tc := range cliMatrix(c.shell) {
+		if tc.name != "happy path" && tc.name != "key written into a file" {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) { runCLICase(t, c, tc) })
+	}
+}
+
+// The same matrix for the bot's own api backend (Anthropic Messages) in
+// the sandbox. Its shell tool never sees the key, so the leaking model
+// writes the key it somehow learnt with write_file.
+func TestAPIBackendRun(t *testing.T) {
+	needSandbox(t)
+	c := claudeCLI
+	c.api, c.sandbox = "anthropic", true
+	for _, tc := range cliMatrix("shell") {
+		switch tc.name {
+		case "turn limit":
+			tc.maxTurns, tc.wantReason = 1, "max_turns"
+		case "key written into a file":
+			tc.turns = []agenttest.Turn{tc.turns[0], agenttest.Tool("write_file", map[string]any{"path": "key.txt", "content": c.key + "\n"}), tc.turns[2]}
 		}
 		t.Run(tc.name, func(t *testing.T) { runCLICase(t, c, tc) })
 	}
