@@ -91,6 +91,7 @@ func (a *Agent) Run(ctx context.Context, req attractor.AgentRequest) (attractor.
 		return *fail, nil
 	}
 	log := a.log.With("run", req.RunID, "node", req.Node.ID, "backend", sel.name, "model", sel.model)
+	defer a.scrubStage(ctx, req.StageDir)
 	log.InfoContext(ctx, "agent starting", "kind", sel.b.Kind, "attempt", req.Attempt)
 	var (
 		o   attractor.Outcome

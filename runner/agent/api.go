@@ -37,7 +37,13 @@ func (a *Agent) runAPI(ctx context.Context, req attractor.AgentRequest, sel sele
 		log.WarnContext(ctx, "transcript incomplete", "err", err)
 	}
 	cost, priced := sel.b.cost(sel.model, res.usage)
-	a.writeAPIRecord(ctx, req, sel, res, cost, priced, runErr)
+	timedOutNow := runErr != nil && sctx.Err() != nil
+	a.writeAPIRecord(ctx, req, sel, res, cost, priced, runErr, timedOutNow)
+	if timedOutNow {
+		// Keep what the model said so far, as for a CLI: the engine
+		// writes no response when it reports a timeout itself.
+		a.keepResponse(ctx, req, res.final)
+	}
 	o, err := a.apiOutcome(ctx, req, sel, res, runErr, ownTimeout, timeout)
 	if err != nil {
 		return o, err
@@ -54,7 +60,9 @@ func (a *Agent) apiOutcome(ctx context.Context, req attractor.AgentRequest, sel 
 			return attractor.Outcome{}, fmt.Errorf("API agent: %w", ctx.Err()) // the engine reports its own timeout or cancel
 		}
 		if ownTimeout {
-			return timedOut(timeout), nil
+			o := timedOut(timeout)
+			o.Response = res.final
+			return o, nil
 		}
 		return a.providerFailure(sel, res, runErr), nil
 	}

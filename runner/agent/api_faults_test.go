@@ -1,8 +1,13 @@
 package agent
 
 import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -67,5 +72,41 @@ func TestAPIBackendFaults(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// A timed-out API session keeps what the model said so far, as a CLI's
+// does: agent.json says it timed out and response.md holds the last text,
+// both for the node's deadline (the engine reports it) and for the
+// configured default.
+func TestAPITimeoutKeepsResponse(t *testing.T) {
+	halfway := agenttest.Turn{Text: "halfway there", Calls: []agenttest.Call{{Name: "shell", Args: map[string]any{"command": "sleep 60"}}}}
+	for _, nodeDeadline := range []bool{true, false} {
+		t.Run(map[bool]string{true: "node deadline", false: "default timeout"}[nodeDeadline], func(t *testing.T) {
+			srv := agenttest.New(t, halfway)
+			cfg := apiConfig(APIAnthropic, srv.URL)
+			cfg.Limits.Timeout = Duration(500 * time.Millisecond)
+			a := newTestAgent(t, cfg, testDeps(t))
+			ctx := t.Context()
+			if nodeDeadline {
+				c, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
+				defer cancel()
+				ctx = c
+			}
+			req := testRequest(t, testWorktree(t), "n")
+			o, err := a.Run(ctx, req)
+			switch {
+			case nodeDeadline && !errors.Is(err, context.DeadlineExceeded):
+				t.Errorf("err = %v, want DeadlineExceeded", err)
+			case !nodeDeadline && (err != nil || o.Response != "halfway there" || !strings.Contains(o.FailureReason, "timed out")):
+				t.Errorf("outcome %+v, err %v; want a timeout keeping the response", o, err)
+			}
+			if got := readFileT(t, filepath.Join(req.StageDir, "agent.json")); !strings.Contains(got, `"timed_out": true`) {
+				t.Errorf("agent.json does not say it timed out:\n%s", got)
+			}
+			if got, _ := os.ReadFile(filepath.Join(req.StageDir, "response.md")); string(got) != "halfway there" {
+				t.Errorf("response.md = %q, want what the model said so far", got)
+			}
+		})
 	}
 }

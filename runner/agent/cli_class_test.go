@@ -24,6 +24,9 @@ func TestCLIFailureClass(t *testing.T) {
 		{`[GoogleGenerativeAI Error]: got status: 403 Forbidden`, attractor.ClassStructural},
 		{`Error: HTTP 404 model not found`, attractor.ClassDeterministic},
 		{`The service is overloaded, try later`, attractor.ClassTransientInfra},
+		// Claude Code 2.1 names no status for a rejected key.
+		{`Invalid API key · Fix external API key`, attractor.ClassStructural},
+		{`Error: API key not valid. Please pass a valid API key.`, attractor.ClassStructural},
 		{`tests failed: 3 of 120 (see log line 500)`, ""},
 		{`go vet: exit status 1`, ""},
 	}

@@ -35,7 +35,7 @@ func TestCLIFlavourSettings(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.cli, func(t *testing.T) {
 			deps := fakeCLI(t, tt.cli, `printf '%s\n' "$@" > "$KILROY_STAGE_LOGS_DIR/argv.txt"
-env > "$KILROY_STAGE_LOGS_DIR/env.txt"
+env > .fake-env.txt # not in the stage directory, which is scrubbed of keys
 cat "$HOME/.gemini/settings.json" > "$KILROY_STAGE_LOGS_DIR/home.txt" 2>/dev/null
 echo 'OUTCOME:SUCCESS'`)
 			a := newTestAgent(t, Config{Backends: map[string]Backend{"b": {Kind: KindCLI, CLI: tt.cli, BaseURL: base}}}, deps)
@@ -44,7 +44,7 @@ echo 'OUTCOME:SUCCESS'`)
 			if _, err := a.Run(t.Context(), req); err != nil {
 				t.Fatal(err)
 			}
-			env := parseEnv(readFileT(t, filepath.Join(req.StageDir, "env.txt")))
+			env := parseEnv(readFileT(t, filepath.Join(req.Workspace, ".fake-env.txt")))
 			got := map[string]string{}
 			for k := range tt.wantEnv {
 				got[k] = env[k]

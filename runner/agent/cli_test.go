@@ -30,7 +30,7 @@ func fakeCLI(t *testing.T, name, body string) Deps {
 // stream-json session with usage and cost.
 const fakeClaude = `cat > "$KILROY_STAGE_LOGS_DIR/stdin.txt"
 printf '%s\n' "$@" > "$KILROY_STAGE_LOGS_DIR/argv.txt"
-env > "$KILROY_STAGE_LOGS_DIR/env.txt"
+env > .fake-env.txt # not in the stage directory, which is scrubbed of keys
 sed -i 's/hello/fixed/' main.go
 printf '{"status":"success"}' > "$KILROY_STAGE_STATUS_PATH"
 echo '{"type":"system","subtype":"init","session_id":"s1","model":"claude-sonnet-4-5"}'
@@ -69,7 +69,7 @@ func TestClaudeCLI(t *testing.T) {
 	if !strings.Contains(argv, "--output-format\nstream-json\n--verbose\n") || !strings.Contains(argv, "--model\nclaude-sonnet-4-5\n") {
 		t.Errorf("argv:\n%s", argv)
 	}
-	env := parseEnv(readFileT(t, filepath.Join(req.StageDir, "env.txt")))
+	env := parseEnv(readFileT(t, filepath.Join(ws, ".fake-env.txt")))
 	wantEnv := map[string]string{
 		"HOME": filepath.Join(req.StageDir, "home"), "CARGO_HOME": filepath.Join(realHome, ".cargo"),
 		"GOPATH": filepath.Join(realHome, "go"), "ANTHROPIC_API_KEY": testAnthropicKey, "KILROY_NODE_ID": "implement",

@@ -16,7 +16,7 @@ import (
 // them sees a bot secret, and the shell tool sees no provider key at all
 // (seeds 000 and 002; DESIGN §2 Trust).
 func TestEnvironmentParity(t *testing.T) {
-	deps := fakeCLI(t, "claude", `env > "$KILROY_STAGE_LOGS_DIR/cli-env.txt"; echo '{"type":"result","result":"OUTCOME:SUCCESS"}'`)
+	deps := fakeCLI(t, "claude", `env > .fake-env.txt; echo '{"type":"result","result":"OUTCOME:SUCCESS"}'`)
 	ws := testWorktree(t)
 	deps.Policy = map[string]string{"CARGO_TARGET_DIR": filepath.Join(ws, ".cargo-target"), "npm_config_cache": "/cache/npm"}
 	a := newTestAgent(t, Config{Backends: map[string]Backend{"claude": {Kind: KindCLI, CLI: CLIClaude}}}, deps)
@@ -49,7 +49,7 @@ func TestEnvironmentParity(t *testing.T) {
 	if o, err := a.Run(t.Context(), req); err != nil || o.Status != attractor.StatusSuccess {
 		t.Fatalf("CLI agent: %+v, %v", o, err)
 	}
-	cli := shellEnv(readFileT(t, filepath.Join(req.StageDir, "cli-env.txt")))
+	cli := shellEnv(readFileT(t, filepath.Join(ws, ".fake-env.txt")))
 
 	if diff := cmp.Diff(shell, tool); diff != "" {
 		t.Errorf("shell tool and tool node environments differ (-shell +tool):\n%s", diff)

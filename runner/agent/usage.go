@@ -42,7 +42,7 @@ func usageMeta(u Usage, cost float64, priced bool) map[string]any {
 
 // writeAPIRecord writes usage.json and agent.json for an API session; a
 // failure to write them is logged, not fatal: the node's work is done.
-func (a *Agent) writeAPIRecord(ctx context.Context, req attractor.AgentRequest, sel selection, res sessionResult, cost float64, priced bool, runErr error) {
+func (a *Agent) writeAPIRecord(ctx context.Context, req attractor.AgentRequest, sel selection, res sessionResult, cost float64, priced bool, runErr error, timedOut bool) {
 	usage := map[string]any{"model": sel.model, "input_tokens": res.usage.InputTokens, "output_tokens": res.usage.OutputTokens,
 		"turns": res.turns, "tool_rounds": res.rounds}
 	if priced {
@@ -52,7 +52,7 @@ func (a *Agent) writeAPIRecord(ctx context.Context, req attractor.AgentRequest, 
 		usage["limit"] = res.limit
 	}
 	rec := map[string]any{"backend": sel.name, "kind": KindAPI, "api": sel.b.API, "base_url": sel.b.BaseURL,
-		"model": sel.model, "reasoning_effort": sel.effort, "usage": usage}
+		"model": sel.model, "reasoning_effort": sel.effort, "usage": usage, "timed_out": timedOut}
 	if runErr != nil {
 		rec["error"] = redact(runErr.Error(), a.secret)
 	}

@@ -1,0 +1,298 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kilroy-bot/kilroy-bot/runner/agent/agenttest"
+)
+
+// The real agent CLIs (installed by scripts/install-agent-clis.sh) run
+// through `kilroy-bot run` inside the node sandbox, against the fake model
+// server on 127.0.0.1 (the sandbox shares the host's network namespace),
+// with the bot running as whatever user the test runs as (root in a
+// container, where the jail runs the CLI as its own ordinary user).
+
+// agentCLIDir is where scripts/install-agent-clis.sh puts the CLIs:
+// $KILROY_AGENT_CLIS, else kilroy-bot/agent-clis in the user cache
+// directory. The test skips, saying so, when they are not there.
+func agentCLIDir(t *testing.T, program string) string {
+	t.Helper()
+	dir := os.Getenv("KILROY_AGENT_CLIS")
+	if dir == "" {
+		cache, err := os.UserCacheDir()
+		if err != nil {
+			t.Skipf("agent CLIs: no cache directory: %v", err)
+		}
+		dir = filepath.Join(cache, "kilroy-bot", "agent-clis")
+	}
+	bin := filepath.Join(dir, "node_modules", ".bin", program)
+	if _, err := os.Stat(bin); err != nil {
+		t.Skipf("agent CLI %s is not installed in %s: run scripts/install-agent-clis.sh (.ci/run does)", program, dir)
+	}
+	return bin
+}
+
+// cliCase is one run of a real CLI: the model's script, what the node
+// looks like, and what the run must end with.
+type cliCase struct {
+	name  string
+	turns []agenttest.Turn
+	// extraArgs are appended to the CLI's command (a turn limit).
+	extraArgs []string
+	nodeAttrs string // more attributes of the agent node
+	noRetry   bool   // max_retries=0 instead of 1
+	maxTurns  int    // agents.limits.max_turns (the api backend's limit)
+	// wantClasses are the failure classes of the fix node's attempts in
+	// order ("" for success); wantRun is the run's ("" when it passes).
+	wantClasses []string
+	wantRun     string
+	wantReason  string // in the run's failure reason
+	wantCommit  bool   // hello.txt reaches the run branch
+	wantKept    string // in the fix node's response.md
+}
+
+// progressAttempts reads the failure class of every attempt of node from
+// the run's progress.ndjson, and the run's failure class and reason.
+func progressAttempts(t *testing.T, runDir, node string) (classes []string, runClass, reason string) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(runDir, "progress.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var ev struct {
+			Type, Node, Status, Reason string
+			FailureClass               string `json:"failure_class"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			t.Fatalf("progress.ndjson: %v", err)
+		}
+		switch {
+		case ev.Type == "run_finished":
+			runClass, reason = ev.FailureClass, ev.Reason
+		case ev.Node == node && (ev.Type == "attempt_finished" || ev.Type == "node_finished"):
+			classes = append(classes, ev.FailureClass)
+		}
+	}
+	return classes, runClass, reason
+}
+
+// stageFiles returns every file under the run's nodes/ directory with its
+// content.
+func stageFiles(t *testing.T, runDir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	root := filepath.Join(runDir, "nodes")
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err == nil {
+			rel, _ := filepath.Rel(root, p)
+			out[rel] = string(b)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+func writeAgents(t *testing.T, path, backend string, b map[string]any, maxTurns int) {
+	t.Helper()
+	limits := map[string]any{"provider_retries": 1, "retry_backoff": "10ms"}
+	if maxTurns > 0 {
+		limits["max_turns"] = maxTurns
+	}
+	cfg := map[string]any{"agents": map[string]any{"default": backend, "backends": map[string]any{backend: b}, "limits": limits}}
+	data, err := json.Marshal(cfg) // JSON is YAML
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, string(data)+"\n", 0o644)
+}
+
+func shellTool(name, cmd string) agenttest.Turn {
+	return agenttest.Tool(name, map[string]any{"command": cmd, "description": "run it"})
+}
+
+// cliUnderTest is how one real CLI is configured against the fake server.
+type cliUnderTest struct {
+	cli     string // agents.backends.*.cli
+	program string // under node_modules/.bin
+	bin     string // its path, once found
+	keyEnv  string
+	key     string
+	command []string // the built-in template, program first
+	baseURL func(srvURL string) string
+	env     map[string]string // backend env: the CLI's own retries kept short
+	shell   string            // the name of the CLI's shell tool
+	sandbox bool              // false: --no-sandbox, the CLI runs as the bot's user
+	// api, when set, makes the backend the bot's own api loop over this
+	// protocol instead of a CLI.
+	api string
+}
+
+var claudeCLI = cliUnderTest{
+	cli: "claude", program: "claude", keyEnv: "ANTHROPIC_API_KEY", key: "sk-ant-api03-E2ETESTKEY0123456789abcdefXYZ",
+	command: []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"},
+	baseURL: func(u string) string { return u },
+	env:     map[string]string{"CLAUDE_CODE_MAX_RETRIES": "1"},
+	shell:   "Bash",
+}
+
+// runCLICase runs tc through `kilroy-bot run` with c and checks the fix
+// node's attempts, the run branch, and that no stage file keeps the key.
+func runCLICase(t *testing.T, c cliUnderTest, tc cliCase) *agenttest.Server {
+	t.Helper()
+	t.Setenv(c.keyEnv, c.key)
+	srv := agenttest.New(t, tc.turns...)
+	dir := t.TempDir()
+	agents := filepath.Join(dir, "agents.yml")
+	backend := map[string]any{"kind": "cli", "cli": c.cli, "base_url": c.baseURL(srv.URL),
+		"command": append(append([]string{c.bin}, c.command[1:]...), tc.extraArgs...), "env": c.env}
+	if c.api != "" {
+		backend = map[string]any{"kind": "api", "api": c.api, "base_url": c.baseURL(srv.URL), "model": "fake-model"}
+	}
+	writeAgents(t, agents, or(c.cli, c.api), backend, tc.maxTurns)
+	retries := "1"
+	if tc.noRetry {
+		retries = "0"
+	}
+	repo := newRepo(t, map[string]string{".kilroy/ci.dot": dotFor(`
+  fix [shape=box, prompt="Create hello.txt containing hi", max_retries=` + retries + tc.nodeAttrs + `]
+  check [shape=octagon, command="grep -q hi hello.txt"]
+  start -> fix -> check -> exit`)})
+	runDir := filepath.Join(dir, "run")
+	args := []string{"run", "--repo", repo, "--run-dir", runDir, "--data-dir", filepath.Join(dir, "data"), "--agents", agents}
+	if !c.sandbox {
+		args = append(args, "--no-sandbox")
+	}
+	code, stdout, stderr := runCmd(args...)
+	wantCode := 1
+	if tc.wantCommit {
+		wantCode = 0
+	}
+	if code != wantCode {
+		t.Errorf("run: exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, wantCode, stdout, stderr)
+	}
+	if c.sandbox && strings.Contains(stderr, "without a sandbox") {
+		t.Fatalf("the run was not sandboxed:\n%s", stderr)
+	}
+	classes, runClass, reason := progressAttempts(t, runDir, "fix")
+	if diff := cmp.Diff([]any{classes, runClass}, []any{tc.wantClasses, tc.wantRun}); diff != "" {
+		t.Errorf("failure classes of fix's attempts (-got +want):\n%s\nreason: %s\nserver calls: %d", diff, reason, srv.Calls())
+	}
+	if !strings.Contains(reason, tc.wantReason) {
+		t.Errorf("the run's reason %q lacks %q", reason, tc.wantReason)
+	}
+	stage := stageFiles(t, runDir)
+	if tc.wantKept != "" && !strings.Contains(stage[filepath.Join("fix", "response.md")], tc.wantKept) {
+		t.Errorf("fix/response.md = %q, want it to keep %q", stage[filepath.Join("fix", "response.md")], tc.wantKept)
+	}
+	if strings.Contains(reason, c.key) || strings.Contains(stdout, c.key) || strings.Contains(stderr, c.key) {
+		t.Errorf("the key shows in the reason or the output")
+	}
+	if got := strings.Contains(runBranchFileList(t, repo), "hello.txt"); got != tc.wantCommit {
+		t.Errorf("hello.txt on the run branch: %v, want %v", got, tc.wantCommit)
+	}
+	for name, body := range stage {
+		if strings.Contains(body, c.key) {
+			i := strings.Index(body, c.key)
+			t.Errorf("stage file %s keeps the provider key: %q", name, body[max(0, i-300):i])
+		}
+	}
+	for _, r := range srv.Requests() {
+		if r.Turn >= 0 && !strings.Contains(r.Header.Get("X-Api-Key")+r.Header.Get("Authorization")+r.Header.Get("X-Goog-Api-Key"), c.key) {
+			t.Errorf("request %s did not carry the key", r.Path)
+			break
+		}
+	}
+	t.Logf("%s: classes %q, run %q, %d model calls, reason: %.300s", tc.name, classes, runClass, srv.Calls(), reason)
+	return srv
+}
+
+// cliMatrix is the fault matrix of the issue for a CLI whose shell tool is
+// shell: each case's model script and the node's fate.
+func cliMatrix(shell string) []cliCase {
+	write := shellTool(shell, "echo hi > hello.txt")
+	done := agenttest.Text("Created hello.txt. OUTCOME:SUCCESS")
+	fail := agenttest.Failing
+	ti, st, de, be := "transient_infra", "structural", "deterministic", "budget_exhausted"
+	return []cliCase{
+		{name: "happy path", turns: []agenttest.Turn{write, done}, wantClasses: []string{""}, wantCommit: true},
+		{name: "stream cut once", turns: []agenttest.Turn{fail(agenttest.CutStream), write, done}, wantClasses: []string{""}, wantCommit: true},
+		{name: "stream cut always", turns: []agenttest.Turn{fail(agenttest.CutStream)}, wantClasses: []string{ti, ti}, wantRun: ti},
+		{name: "HTTP 500 always", turns: []agenttest.Turn{fail(agenttest.ServerError)}, wantClasses: []string{ti, ti}, wantRun: ti, wantReason: "500"},
+		{name: "HTTP 401", turns: []agenttest.Turn{fail(agenttest.BadKey)}, wantClasses: []string{st}, wantRun: st},
+		{name: "HTTP 400", turns: []agenttest.Turn{fail(agenttest.BadRequest)}, wantClasses: []string{de}, wantRun: de, wantReason: "400"},
+		{name: "turn limit", turns: []agenttest.Turn{shellTool(shell, "echo still working")}, wantClasses: []string{be}, wantRun: be, wantReason: "turn limit"},
+		{name: "timeout", turns: []agenttest.Turn{{Text: "halfway there", Calls: []agenttest.Call{{Name: shell, Args: map[string]any{"command": "sleep 30", "description": "wait"}}}}},
+			noRetry: true, nodeAttrs: `, timeout="4s"`, wantClasses: []string{ti}, wantRun: ti, wantReason: "timed out", wantKept: "halfway there"},
+		// The attempt succeeds; its checkpoint is refused and the run stops.
+		{name: "key written into a file", turns: []agenttest.Turn{write, shellTool(shell, "echo \"$ANTHROPIC_API_KEY$OPENAI_API_KEY$CODEX_API_KEY$GEMINI_API_KEY\" > key.txt"), done},
+			wantClasses: []string{""}, wantRun: de, wantReason: "key.txt:1"},
+	}
+}
+
+func TestRealClaudeCLI(t *testing.T) {
+	c := claudeCLI
+	c.bin, c.sandbox = agentCLIDir(t, c.program), true
+	needSandbox(t)
+	for _, tc := range cliMatrix(c.shell) {
+		if tc.name == "turn limit" {
+			tc.extraArgs = []string{"--max-turns", "1"}
+		}
+		t.Run(tc.name, func(t *testing.T) { runCLICase(t, c, tc) })
+	}
+}
+
+func or(s, def string) string {
+	if s != "" {
+		return s
+	}
+	return def
+}
+
+// Claude Code run by the bot's own user, unjailed (--no-sandbox): as root
+// it needs IS_SANDBOX=1 to accept --dangerously-skip-permissions.
+func TestRealClaudeCLIUnjailed(t *testing.T) {
+	c := claudeCLI
+	c.bin = agentCLIDir(t, c.program)
+	for _, tc := range cliMatrix(c.shell) {
+		if tc.name != "happy path" && tc.name != "key written into a file" {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) { runCLICase(t, c, tc) })
+	}
+}
+
+// The same matrix for the bot's own api backend (Anthropic Messages) in
+// the sandbox. Its shell tool never sees the key, so the leaking model
+// writes the key it somehow learnt with write_file.
+func TestAPIBackendRun(t *testing.T) {
+	needSandbox(t)
+	c := claudeCLI
+	c.api, c.sandbox = "anthropic", true
+	for _, tc := range cliMatrix("shell") {
+		switch tc.name {
+		case "turn limit":
+			tc.maxTurns, tc.wantReason = 1, "max_turns"
+		case "key written into a file":
+			tc.turns = []agenttest.Turn{tc.turns[0], agenttest.Tool("write_file", map[string]any{"path": "key.txt", "content": c.key + "\n"}), tc.turns[2]}
+		}
+		t.Run(tc.name, func(t *testing.T) { runCLICase(t, c, tc) })
+	}
+}
