@@ -105,6 +105,10 @@ func newSandbox(ctx context.Context, c serveConfig, host map[string]string) (*sa
 	if err == nil {
 		err = s.SelfTest(ctx)
 	}
+	if err == nil && !s.ProcessLimitHolds() {
+		loggerFrom(ctx).WarnContext(ctx, "sandbox: the process limit does not hold: serve runs as root and may create no cgroup; "+
+			"run it as a non-root user or give it a writable cgroup (docs/serve.md §11)")
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w\nserve runs every pipeline node in a sandbox and will not start without one; "+
 			"fix the above, or pass --insecure-no-sandbox (KILROY_INSECURE_NO_SANDBOX=1) to run nodes with the bot's own "+

@@ -93,6 +93,10 @@ func New(cfg Config) (*Sandbox, error) {
 // Limits reports the limits every node gets.
 func (s *Sandbox) Limits() Limits { return s.limits }
 
+// ProcessLimitHolds reports whether Limits.Processes binds: through a
+// cgroup, or RLIMIT_NPROC, which the kernel does not apply to root.
+func (s *Sandbox) ProcessLimitHolds() bool { return s.cgroups != nil || os.Geteuid() != 0 }
+
 // Network reports whether nodes reach the network.
 func (s *Sandbox) Network() bool { return !s.noNetwork }
 

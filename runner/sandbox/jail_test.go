@@ -244,6 +244,9 @@ func TestJailLimits(t *testing.T) {
 		{"file size", `head -c 3000000000 /dev/zero > big.bin`, "file size limit reached (2 GiB"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.name == "fork bomb" && !s.ProcessLimitHolds() {
+				t.Skip("the process limit cannot hold here: the tests run as root and no cgroup is writable")
+			}
 			j := &Jail{Sandbox: s, Workspace: t.TempDir()}
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
