@@ -46,6 +46,10 @@ var (
 	ErrNoAccess  = errors.New("runpage: missing or wrong page token")
 )
 
+// ContentSecurityPolicy is the policy to serve pages with: they have no
+// scripts, and inline styles only.
+const ContentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'"
+
 // DefaultLogTail is how much of the end of each log the page shows.
 const DefaultLogTail = 16 << 10
 
