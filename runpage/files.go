@@ -19,6 +19,7 @@ const (
 	maxProgress   = 4 << 20
 	maxReport     = 256 << 10
 	maxStatus     = 256 << 10
+	maxGraph      = 1 << 20
 	// redactMargin is read before a tail and redacted with it, then cut
 	// off: a secret that straddles the cut is recognised whole rather than
 	// shown in part. It exceeds a 4096-bit PEM key.

@@ -24,7 +24,12 @@ type Run struct {
 	BaseSHA   string
 	Commit    Commit // the last checkpoint
 	UpdatedAt time.Time
-	Nodes     []Node
+	// StartedAt and FinishedAt come from progress.ndjson; Now is when the
+	// page was loaded, for the time a run still going has taken so far.
+	StartedAt, FinishedAt, Now time.Time
+	// Source is the repository, pull request and commit the run tested.
+	Source Source
+	Nodes  []Node
 	// Events are the last progress events, oldest first; EventsOmitted
 	// counts those before them.
 	Events        []Event
@@ -48,9 +53,27 @@ func (c Commit) Short() string {
 	return c.SHA
 }
 
+// Live reports whether the run may still change: the page reloads itself
+// while it is.
+func (r *Run) Live() bool { return r.Status == "queued" || r.Status == "running" }
+
+// Total is the run's time: start to finish, or start to now while it goes.
+func (r *Run) Total() time.Duration {
+	switch {
+	case r.StartedAt.IsZero():
+		return 0
+	case !r.FinishedAt.IsZero():
+		return r.FinishedAt.Sub(r.StartedAt)
+	case r.Live():
+		return r.Now.Sub(r.StartedAt)
+	}
+	return 0
+}
+
 // Node is one row of the node table.
 type Node struct {
 	ID       string
+	Label    string // the graph's label when it differs from ID
 	Dir      string // stage directory name under nodes/
 	Status   string
 	Reason   string
@@ -58,6 +81,28 @@ type Node struct {
 	Duration time.Duration
 	Commit   Commit
 	Logs     []Log
+}
+
+// Written are the node's logs that have text, the ones the page shows.
+func (n Node) Written() []Log {
+	var out []Log
+	for _, l := range n.Logs {
+		if l.Text != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// Empty names the node's empty logs, which the page folds into one line.
+func (n Node) Empty() []string {
+	var out []string
+	for _, l := range n.Logs {
+		if l.Text == "" {
+			out = append(out, l.Name)
+		}
+	}
+	return out
 }
 
 // Log is the end of one of a node's log files.
@@ -131,13 +176,21 @@ func (p *Pages) Load(id string) (*Run, error) {
 		return nil, fmt.Errorf("runpage: open run %s: %w", id, err)
 	}
 	defer root.Close()
-	b := &builder{p: p, root: root, run: &Run{ID: id, Status: "queued"}, byID: map[string]*Node{}}
+	b := &builder{p: p, root: root, run: &Run{ID: id, Status: "queued", Now: p.opts.Now()}, byID: map[string]*Node{}}
+	if p.opts.Source != nil {
+		b.run.Source = p.opts.Source(id)
+	}
 	b.checkpoint()
 	b.progress()
 	b.stages()
 	b.report()
+	labels := b.labels()
 	for _, id := range b.order {
-		b.run.Nodes = append(b.run.Nodes, *b.byID[id])
+		n := *b.byID[id]
+		if l := labels[id]; l != id {
+			n.Label = l
+		}
+		b.run.Nodes = append(b.run.Nodes, n)
 	}
 	return b.run, nil
 }
@@ -252,6 +305,9 @@ func (b *builder) apply(ev progressEvent) {
 	switch ev.Type {
 	case "run_started":
 		r.Status = "running"
+		if r.StartedAt.IsZero() { // a resumed run keeps its first start
+			r.StartedAt = ev.Time
+		}
 		r.Pipeline = cmp.Or(r.Pipeline, ev.Pipeline)
 		r.Branch, r.BaseSHA = cmp.Or(r.Branch, ev.Branch), cmp.Or(r.BaseSHA, ev.BaseSHA)
 	case "node_started":
@@ -274,6 +330,7 @@ func (b *builder) apply(ev progressEvent) {
 		}
 	case "run_finished":
 		r.Status, r.Reason = ev.Status, redact(ev.Reason)
+		r.FinishedAt = ev.Time
 	}
 }
 
@@ -383,6 +440,24 @@ func (b *builder) report() {
 	if t.cut > 0 {
 		b.problem("report.md: only its last %d bytes are shown", maxReport)
 	}
+}
+
+// labels are the node labels of graph.dot, the pipeline the run
+// executed; a graph that is missing or does not load leaves the ids alone.
+func (b *builder) labels() map[string]string {
+	data, cut, err := tail(b.root, "graph.dot", maxGraph)
+	if err != nil || cut > 0 {
+		return nil
+	}
+	g, _, err := attractor.Load("graph.dot", data)
+	if err != nil || g == nil {
+		return nil
+	}
+	out := map[string]string{}
+	for _, n := range g.Nodes {
+		out[n.ID] = b.p.opts.Redactor.Redact(n.Label)
+	}
+	return out
 }
 
 func (b *builder) readDir(name string) ([]fs.DirEntry, error) {

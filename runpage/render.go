@@ -8,6 +8,10 @@ import (
 
 var funcs = template.FuncMap{
 	"duration": formatDuration,
+	"markdown": Markdown,
+	"refresh":  func() int { return refreshSeconds },
+	"short":    func(sha string) string { return Commit{SHA: sha}.Short() },
+	"int64":    func(n int) int64 { return int64(n) },
 	"when": func(t time.Time) string {
 		if t.IsZero() {
 			return ""
@@ -45,21 +49,30 @@ func formatDuration(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
+// refreshSeconds is how often a live run's page reloads itself.
+const refreshSeconds = 10
+
 // pageTemplate is the whole page. html/template escapes every value by
 // its context, links included (a commit URL that is not http(s) is
-// replaced), so nothing from the run directory can inject markup.
+// replaced), so nothing from the run directory can inject markup; the
+// report goes through Markdown, which escapes what it renders.
 const pageTemplate = `<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+{{if .Live}}<meta http-equiv="refresh" content="{{refresh}}">{{end}}
 <title>{{with .Pipeline}}{{.}} · {{end}}run {{.ID}} · kilroy</title>
 <style>
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1em; color: #1f2328; }
 table { border-collapse: collapse; margin: 1em 0; }
 th, td { text-align: left; padding: .3em .8em; border-bottom: 1px solid #d0d7de; vertical-align: top; }
+td.num, th.num { text-align: right; }
 pre { background: #f6f8fa; padding: .8em; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
 code, pre { font-family: ui-monospace, monospace; font-size: 90%; }
+blockquote { margin: 1em 0; padding: 0 1em; border-left: .25em solid #d0d7de; color: #59636e; }
+section.report { border: 1px solid #d0d7de; border-radius: 6px; padding: 0 1.2em; }
+summary { cursor: pointer; }
 .status-success { color: #1a7f37; } .status-fail { color: #cf222e; } .status-running, .status-retrying { color: #9a6700; }
 .muted { color: #656d76; }
 </style>
@@ -67,8 +80,12 @@ code, pre { font-family: ui-monospace, monospace; font-size: 90%; }
 <body>
 <h1>{{with .Pipeline}}{{.}}: {{end}}run <code>{{.ID}}</code></h1>
 <table>
-<tr><th>Status</th><td class="status-{{.Status}}">{{.Status}}</td></tr>
+<tr><th>Status</th><td class="status-{{.Status}}">{{.Status}}{{if .Live}} <span class="muted">· this page reloads every {{refresh}} s</span>{{end}}</td></tr>
 {{with .Reason}}<tr><th>Reason</th><td>{{.}}</td></tr>{{end}}
+{{with .Source}}{{if .Repo}}<tr><th>Repository</th><td>{{if .RepoURL}}<a href="{{.RepoURL}}">{{.Repo}}</a>{{else}}{{.Repo}}{{end}}</td></tr>{{end}}
+{{if .PR}}<tr><th>Pull request</th><td>{{if .PRURL}}<a href="{{.PRURL}}">#{{.PR}}</a>{{else}}#{{.PR}}{{end}}</td></tr>{{end}}
+{{if .HeadSHA}}<tr><th>Commit tested</th><td>{{if .HeadURL}}<a href="{{.HeadURL}}"><code>{{short .HeadSHA}}</code></a>{{else}}<code>{{short .HeadSHA}}</code>{{end}}</td></tr>{{end}}{{end}}
+{{with duration .Total}}<tr><th>{{if $.Live}}Time so far{{else}}Total time{{end}}</th><td>{{.}}</td></tr>{{end}}
 {{with .Branch}}<tr><th>Run branch</th><td><code>{{.}}</code></td></tr>{{end}}
 {{with .BaseSHA}}<tr><th>Base commit</th><td><code>{{.}}</code></td></tr>{{end}}
 {{with .Commit.SHA}}<tr><th>Last checkpoint</th><td>{{template "commit" $.Commit}}</td></tr>{{end}}
@@ -77,40 +94,45 @@ code, pre { font-family: ui-monospace, monospace; font-size: 90%; }
 {{with .Problems}}<h2>Problems reading this run</h2>
 <ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 
+{{with .Report}}<h2>Report</h2>
+<section class="report">
+{{markdown .}}
+</section>{{end}}
+
 <h2>Nodes</h2>
 {{if .Nodes}}<table>
-<thead><tr><th>Node</th><th>Status</th><th>Attempts</th><th>Duration</th><th>Checkpoint</th><th>Reason</th></tr></thead>
+<thead><tr><th>Node</th><th>Status</th><th class="num">Attempts</th><th class="num">Duration</th><th>Checkpoint</th><th>Reason</th></tr></thead>
 <tbody>
 {{range .Nodes}}<tr>
-<td><a href="#node-{{.Dir}}"><code>{{.ID}}</code></a></td>
+<td><a href="#node-{{.Dir}}"><code>{{.ID}}</code></a>{{with .Label}} {{.}}{{end}}</td>
 <td class="status-{{.Status}}">{{.Status}}</td>
-<td>{{if .Attempts}}{{.Attempts}}{{end}}</td>
-<td>{{duration .Duration}}</td>
+<td class="num">{{if .Attempts}}{{.Attempts}}{{end}}</td>
+<td class="num">{{duration .Duration}}</td>
 <td>{{if .Commit.SHA}}{{template "commit" .Commit}}{{end}}</td>
 <td>{{.Reason}}</td>
 </tr>
 {{end}}</tbody>
 </table>{{else}}<p class="muted">No node has started yet.</p>{{end}}
 
-{{with .Report}}<h2>Report</h2>
-<pre>{{.}}</pre>{{end}}
-
 {{if .Nodes}}<h2>Logs</h2>
 {{range .Nodes}}<h3 id="node-{{.Dir}}"><code>{{.ID}}</code> <span class="status-{{.Status}}">{{.Status}}</span></h3>
-{{range .Logs}}<h4><code>{{.Name}}</code></h4>
+{{$open := eq .Status "fail"}}{{range .Written}}<details{{if $open}} open{{end}}><summary><code>{{.Name}}</code> <span class="muted">{{bytes (len .Text | int64)}}</span></summary>
 {{if .Omitted}}<p class="muted">… {{bytes .Omitted}} earlier not shown</p>{{end}}
-{{if .Text}}<pre>{{.Text}}</pre>{{else}}<p class="muted">empty</p>{{end}}
-{{else}}<p class="muted">No logs.</p>
+<pre>{{.Text}}</pre>
+</details>
+{{end}}{{with .Empty}}<p class="muted">Empty: {{range $i, $n := .}}{{if $i}}, {{end}}<code>{{$n}}</code>{{end}}</p>
+{{end}}{{if not .Logs}}<p class="muted">No logs.</p>
 {{end}}{{end}}{{end}}
 
 <h2>Progress</h2>
-{{if .Events}}{{if .EventsOmitted}}<p class="muted">{{.EventsOmitted}} earlier events not shown.</p>{{end}}
+{{if .Events}}<details><summary>{{len .Events}} engine events{{if .EventsOmitted}} ({{.EventsOmitted}} earlier not shown){{end}}</summary>
 <table>
 <thead><tr><th>Time</th><th>Event</th><th>Node</th><th>Status</th><th>Detail</th></tr></thead>
 <tbody>
 {{range .Events}}<tr><td>{{clock .Time}}</td><td>{{.Type}}</td><td>{{with .Node}}<code>{{.}}</code>{{end}}</td><td>{{.Status}}</td><td>{{.Detail}}</td></tr>
 {{end}}</tbody>
-</table>{{else}}<p class="muted">No progress recorded yet.</p>{{end}}
+</table>
+</details>{{else}}<p class="muted">No progress recorded yet.</p>{{end}}
 </body>
 </html>
 {{define "commit"}}{{if .URL}}<a href="{{.URL}}"><code>{{.Short}}</code></a>{{else}}<code>{{.Short}}</code>{{end}}{{end}}

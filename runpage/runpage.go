@@ -8,7 +8,10 @@
 // logs. Load reads what is there at the moment of the request into a Run,
 // tolerating a run that has not checkpointed yet or files that are cut
 // short; Render turns a Run into server-side HTML with html/template, which
-// escapes every value. There is no JavaScript: reload to see progress.
+// escapes every value. The report is the summary check's Markdown, turned
+// into HTML by Markdown, a renderer of exactly the subset package checks
+// writes. There is no JavaScript: while the run goes, a meta refresh
+// reloads the page.
 //
 // Access. The page of a run opens only with the token of its link (see
 // Keys): Open checks it before the run id is even looked at, and answers
@@ -30,6 +33,7 @@ import (
 	"html/template"
 	"io"
 	"path/filepath"
+	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/checks"
 )
@@ -41,6 +45,10 @@ var (
 	ErrNotFound  = errors.New("runpage: no such run")
 	ErrNoAccess  = errors.New("runpage: missing or wrong page token")
 )
+
+// ContentSecurityPolicy is the policy to serve pages with: they have no
+// scripts, and inline styles only.
+const ContentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'"
 
 // DefaultLogTail is how much of the end of each log the page shows.
 const DefaultLogTail = 16 << 10
@@ -56,11 +64,28 @@ type Options struct {
 	// repository's web URL + "/commit/" + sha. Nil, or "" for a commit,
 	// shows the SHA without a link.
 	CommitURL func(runID, sha string) string
+	// Source names the repository, pull request and commit a run tested,
+	// for the links at the top of its page; nil, or a zero Source, shows
+	// none.
+	Source func(runID string) Source
+	// Now is the clock for the time a running run has taken so far
+	// (default time.Now).
+	Now func() time.Time
 	// Redactor cleans every text taken from the run; nil still redacts
 	// token shapes.
 	Redactor *checks.Redactor
 	// LogTail caps each log shown, in bytes (default DefaultLogTail).
 	LogTail int
+}
+
+// Source is what a run tested, with links to it on GitHub; any field may
+// be empty.
+type Source struct {
+	Repo, RepoURL string // owner/name and its web page
+	PR            int
+	PRURL         string
+	HeadSHA       string
+	HeadURL       string // the commit's web page
 }
 
 // Pages loads and renders run pages. It is safe for concurrent use.
@@ -76,6 +101,9 @@ func New(opts Options) (*Pages, error) {
 	}
 	if opts.Keys == nil {
 		return nil, errors.New("runpage: no keys for page tokens")
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	if opts.LogTail <= 0 {
 		opts.LogTail = DefaultLogTail

@@ -298,3 +298,79 @@ func TestValidID(t *testing.T) {
 		}
 	}
 }
+
+// TestRenderRunPage: the page links what the run tested, labels its
+// nodes, says its total time, reloads itself only while the run goes,
+// renders the report and folds empty logs and engine events.
+func TestRenderRunPage(t *testing.T) {
+	finished := map[string]any{"time": "2025-01-02T03:04:30Z", "type": "run_finished", "run_id": runID, "status": "fail", "reason": "node test failed"}
+	tests := []struct {
+		name    string
+		events  []map[string]any
+		want    []string
+		notWant []string
+	}{
+		{
+			name:    "running",
+			want:    []string{`<meta http-equiv="refresh" content="10">`, "reloads every 10 s", "<th>Time so far</th><td>1m40s</td>"},
+			notWant: []string{"Total time"},
+		},
+		{
+			name:    "finished",
+			events:  []map[string]any{finished},
+			want:    []string{"<th>Total time</th><td>30s</td>"},
+			notWant: []string{"http-equiv", "reloads every", "Time so far"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runsDir, f := newRun(t)
+			writeFullRun(f)
+			f.write("graph.dot", `digraph ci { start [shape=Mdiamond]; build [shape=parallelogram, tool_command="make", label="Build <all>"]; test [shape=parallelogram, tool_command="go test"]; lint [shape=parallelogram, tool_command="lint"]; done [shape=Msquare]; start -> build -> test -> lint -> done }`)
+			f.write("report.md", "# kilroy/ci: 1 of 3 nodes passed\n\n| Node | Status |\n|---|---|\n| `build` Build | ✅ success |\n\n```mermaid\nflowchart TD\n```\n")
+			if tt.events != nil {
+				data, err := os.ReadFile(filepath.Join(f.dir, "progress.ndjson"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				line, _ := json.Marshal(tt.events[0])
+				f.write("progress.ndjson", string(data)+string(line)+"\n")
+			}
+			p := newPages(t, runsDir, runpage.Options{
+				Now: func() time.Time { return time.Date(2025, 1, 2, 3, 5, 40, 0, time.UTC) },
+				Source: func(id string) runpage.Source {
+					return runpage.Source{Repo: "o/r", RepoURL: "https://github.com/o/r", PR: 7, PRURL: "https://github.com/o/r/pull/7",
+						HeadSHA: sha2, HeadURL: "https://github.com/o/r/commit/" + sha2}
+				},
+			})
+			run, err := p.Load(runID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var buf bytes.Buffer
+			if err := p.Render(&buf, run); err != nil {
+				t.Fatal(err)
+			}
+			page := buf.String()
+			want := append([]string{
+				`<a href="https://github.com/o/r">o/r</a>`,
+				`<a href="https://github.com/o/r/pull/7">#7</a>`,
+				`<a href="https://github.com/o/r/commit/` + sha2 + `"><code>2222222</code></a>`,
+				`<code>build</code></a> Build &lt;all&gt;</td>`,
+				"<h2>kilroy/ci: 1 of 3 nodes passed</h2>", "<th>Node</th><th>Status</th>", "<summary>Flowchart (Mermaid source)</summary>",
+				"<p class=\"muted\">Empty: <code>stdout.log</code></p>",
+				"<details><summary>", " engine events</summary>",
+			}, tt.want...)
+			for _, w := range want {
+				if !strings.Contains(page, w) {
+					t.Errorf("page lacks %q", w)
+				}
+			}
+			for _, w := range append([]string{"|---|", "<pre></pre>", "```"}, tt.notWant...) {
+				if strings.Contains(page, w) {
+					t.Errorf("page has %q", w)
+				}
+			}
+		})
+	}
+}

@@ -13,7 +13,7 @@ var goFlagDump = regexp.MustCompile(`(?m)^  -[a-z]|Usage of`)
 // exit 0, nothing on stderr, and no Go flag dump ("-flag value" lines).
 // A bad flag is a usage error on stderr with the same usage.
 func TestHelpConsistent(t *testing.T) {
-	for _, cmd := range []string{"init", "validate", "run", "resume", "serve", "setup", "healthcheck", "version"} {
+	for _, cmd := range []string{"init", "validate", "run", "resume", "gc", "serve", "setup", "healthcheck", "version"} {
 		for _, h := range []string{"-h", "--help"} {
 			t.Run(cmd+" "+h, func(t *testing.T) {
 				code, stdout, stderr := runCmd(cmd, h)

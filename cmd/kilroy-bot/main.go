@@ -29,6 +29,9 @@ commands:
                                   run a pipeline on the repository's HEAD in a fresh worktree;
                                   exit 0 success, 1 pipeline failed, 2 usage or config error
   resume RUN_DIR                  continue an interrupted run from its last checkpoint
+  gc [--older-than 14d] [--repo DIR] [--dry-run]
+                                  remove local runs (run directories, run branches, worktrees)
+                                  unchanged for longer than the window
   serve [flags]                   run the GitHub App server (serve -h lists the settings);
                                   exit 0 after a graceful shutdown, 1 on failure, 2 bad settings
   setup --public-url URL [--org ORG]
@@ -61,6 +64,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return runLocal(ctx, args[1:], stdout, stderr)
 	case "resume":
 		return resumeLocal(ctx, args[1:], stdout, stderr)
+	case "gc":
+		return runGC(ctx, args[1:], stdout, stderr)
 	case "serve":
 		return runServe(ctx, args[1:], os.Getenv, stdout, stderr)
 	case "setup":

@@ -113,6 +113,9 @@ type runSide struct {
 	// repository's web URL + "/commit/" + sha (queue.RunByID knows the
 	// run's repository); nil shows bare SHAs.
 	CommitURL func(runID, sha string) string
+	// Source names the repository, pull request and head commit of a run
+	// for the links at the top of its page; nil shows none.
+	Source func(runID string) runpage.Source
 }
 
 // wired is what serve has built for the run side.
@@ -215,7 +218,7 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 	if err := metrics.RegisterBodyBytes(reg, hook.BodyBytesInFlight); err != nil {
 		return deps, err
 	}
-	pages, err := runpage.New(runpage.Options{RunsDir: runsDir, Keys: keys, Redactor: w.Redactor, CommitURL: rs.CommitURL})
+	pages, err := runpage.New(runpage.Options{RunsDir: runsDir, Keys: keys, Redactor: w.Redactor, CommitURL: rs.CommitURL, Source: rs.Source})
 	if err != nil {
 		return deps, err
 	}

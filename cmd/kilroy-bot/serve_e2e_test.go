@@ -98,8 +98,18 @@ func TestServeE2EPullRequestOpened(t *testing.T) {
 		t.Errorf("run branch tree has node_modules or lacks build.txt:\n%s", tree)
 	}
 
-	if code, page := e.get(details.RequestURI()); code != http.StatusOK || !strings.Contains(page, "vet") {
+	code, page := e.get(details.RequestURI())
+	if code != http.StatusOK || !strings.Contains(page, "vet") {
 		t.Errorf("GET the details_url %s = %d, want 200 with the node table:\n%.500s", details.RequestURI(), code, page)
+	}
+	// The page shows the summary check's report, rendered, and links what
+	// the run tested.
+	for _, want := range []string{"<h2>Report</h2>", "<h2>kilroy/ci: ", "<th>Node</th><th>Kind</th>", "<strong>Failed</strong>",
+		"/octo/widgets\">octo/widgets</a>", "/octo/widgets/pull/1\">#1</a>", "/octo/widgets/commit/" + sha + "\"><code>" + sha[:7],
+		"<th>Total time</th>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("run page lacks %q:\n%s", want, page)
+		}
 	}
 	if code, page := e.get("/runs/" + id); code != http.StatusNotFound || strings.Contains(page, "vet") {
 		t.Errorf("GET /runs/%s without its token = %d, want 404 without the page:\n%.500s", id, code, page)

@@ -221,8 +221,7 @@ func (s *server) runPage(w http.ResponseWriter, r *http.Request) error {
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")
-	// The page has no scripts, and inline styles only.
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'")
+	h.Set("Content-Security-Policy", runpage.ContentSecurityPolicy)
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer") // the token stays off the commit links' Referer
 	h.Set("Cache-Control", "no-store")

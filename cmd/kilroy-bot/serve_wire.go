@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
+	"github.com/kilroy-bot/kilroy-bot/runpage"
 	"github.com/kilroy-bot/kilroy-bot/webhook"
 )
 
@@ -70,6 +72,15 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 			}
 			return stopQueue(q, w.Config.RunDrain), nil
 		},
+		Source: func(runID string) runpage.Source {
+			ctx, cancel := context.WithTimeout(context.Background(), commitURLTimeout)
+			defer cancel()
+			run, err := q.RunByID(ctx, runID)
+			if err != nil || run.Repo == "" {
+				return runpage.Source{}
+			}
+			return runSource(web, run)
+		},
 		CommitURL: func(runID, sha string) string {
 			ctx, cancel := context.WithTimeout(context.Background(), commitURLTimeout)
 			defer cancel()
@@ -80,6 +91,23 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 			return web + "/" + run.Repo + "/commit/" + url.PathEscape(sha)
 		},
 	}, nil
+}
+
+// runSource is what a run tested, linked on GitHub's web root web ("" for
+// no links).
+func runSource(web string, run queue.Run) runpage.Source {
+	src := runpage.Source{Repo: run.Repo, PR: run.PR, HeadSHA: run.HeadSHA}
+	if web == "" {
+		return src
+	}
+	src.RepoURL = web + "/" + run.Repo
+	if run.PR > 0 {
+		src.PRURL = src.RepoURL + "/pull/" + strconv.Itoa(run.PR)
+	}
+	if run.HeadSHA != "" {
+		src.HeadURL = src.RepoURL + "/commit/" + url.PathEscape(run.HeadSHA)
+	}
+	return src
 }
 
 // stopQueue is the shutdown hook: the queue stops taking jobs and lets the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -128,6 +129,7 @@ func (f *reporterFactory) New(ctx context.Context, t runner.ReportTarget) (runne
 	}
 	return &reporter{Publisher: pub, metrics: f.w.Metrics.Listener(), log: f.w.Logger,
 		api: client, repo: repo, target: t, locks: &f.locks,
+		runDir: filepath.Join(f.w.Config.DataDir, "runs", t.RunID), render: f.options(t.Repo).Render,
 		shuttingDown: func() bool { return errors.Is(context.Cause(ctx), queue.ErrStopping) }}, nil
 }
 
@@ -141,6 +143,10 @@ type reporter struct {
 	repo    ghapp.Repo
 	target  runner.ReportTarget
 	locks   *runLocks
+	// runDir gets the run's report.md, the report the run page shows,
+	// after every event and when the checks complete.
+	runDir string
+	render checks.RenderOptions
 	// shuttingDown reports whether the run this reporter was made for is
 	// being handed back by a shutdown. The engine then reports the run's
 	// nodes cancelled and the run finished, but the run is not over: the
@@ -205,50 +211,63 @@ func (r *reporter) Adopt(ctx context.Context) error {
 // ActionRequired, Cancel and Fail end the reporter: each completes every
 // check, and Close then stops the background sending.
 func (r *reporter) ActionRequired(ctx context.Context, title, summary string) error {
-	return errors.Join(r.Publisher.ActionRequired(ctx, title, summary), r.Publisher.Close(ctx))
+	return r.saved(errors.Join(r.Publisher.ActionRequired(ctx, title, summary), r.Publisher.Close(ctx)))
 }
 
 func (r *reporter) Cancel(ctx context.Context, reason string) error {
-	return errors.Join(r.Publisher.Cancel(ctx, reason), r.Publisher.Close(ctx))
+	return r.saved(errors.Join(r.Publisher.Cancel(ctx, reason), r.Publisher.Close(ctx)))
 }
 
 func (r *reporter) Fail(ctx context.Context, reason string) error {
-	return errors.Join(r.Publisher.Fail(ctx, reason), r.Publisher.Close(ctx))
+	return r.saved(errors.Join(r.Publisher.Fail(ctx, reason), r.Publisher.Close(ctx)))
+}
+
+func (r *reporter) Close(ctx context.Context) error {
+	return r.saved(r.Publisher.Close(ctx))
+}
+
+// saved writes report.md from the Publisher's view and passes err on: a
+// report that cannot be written is logged, the checks matter more.
+func (r *reporter) saved(err error) error {
+	if werr := writeReport(r.runDir, r.Publisher.View(), r.render); werr != nil {
+		r.log.Warn("run page: write the report", "run", r.target.RunID, "err", werr)
+	}
+	return err
 }
 
 func (r *reporter) NodeStarted(ctx context.Context, ev attractor.NodeStarted) error {
 	if r.handedBack(ctx) {
 		return nil
 	}
-	return errors.Join(r.Publisher.NodeStarted(ctx, ev), r.metrics.NodeStarted(ctx, ev))
+	return r.saved(errors.Join(r.Publisher.NodeStarted(ctx, ev), r.metrics.NodeStarted(ctx, ev)))
 }
 
 func (r *reporter) AttemptFinished(ctx context.Context, ev attractor.AttemptFinished) error {
 	if r.handedBack(ctx) {
 		return nil
 	}
-	return errors.Join(r.Publisher.AttemptFinished(ctx, ev), r.metrics.AttemptFinished(ctx, ev))
+	return r.saved(errors.Join(r.Publisher.AttemptFinished(ctx, ev), r.metrics.AttemptFinished(ctx, ev)))
 }
 
 func (r *reporter) EdgeSelected(ctx context.Context, ev attractor.EdgeSelected) error {
 	if r.handedBack(ctx) {
 		return nil
 	}
-	return errors.Join(r.Publisher.EdgeSelected(ctx, ev), r.metrics.EdgeSelected(ctx, ev))
+	return r.saved(errors.Join(r.Publisher.EdgeSelected(ctx, ev), r.metrics.EdgeSelected(ctx, ev)))
 }
 
 func (r *reporter) Checkpointed(ctx context.Context, ev attractor.Checkpointed) error {
 	if r.handedBack(ctx) {
 		return nil
 	}
-	return errors.Join(r.Publisher.Checkpointed(ctx, ev), r.metrics.Checkpointed(ctx, ev))
+	return r.saved(errors.Join(r.Publisher.Checkpointed(ctx, ev), r.metrics.Checkpointed(ctx, ev)))
 }
 
 func (r *reporter) RunFinished(ctx context.Context, res *attractor.RunResult) error {
 	if r.handedBack(ctx) {
 		return nil
 	}
-	return errors.Join(r.Publisher.RunFinished(ctx, res), r.metrics.RunFinished(ctx, res))
+	return r.saved(errors.Join(r.Publisher.RunFinished(ctx, res), r.metrics.RunFinished(ctx, res)))
 }
 
 // runLocks is a mutex per run id, dropped when no one holds or waits for

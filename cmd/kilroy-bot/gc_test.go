@@ -1,0 +1,81 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestGCCommand: a local run leaves its directory and run branch; gc keeps
+// them while they are new, names them in a dry run once they are old, and
+// then removes both.
+func TestGCCommand(t *testing.T) {
+	repo := newRepo(t, map[string]string{".kilroy/ci.dot": dotFor(`
+  build [shape=parallelogram, tool_command="echo built > built.txt"]
+  start -> build -> exit`)})
+	dataDir := filepath.Join(t.TempDir(), "data")
+	if code, _, stderr := runCmd("run", "--repo", repo, "--data-dir", dataDir, "--no-sandbox"); code != 0 {
+		t.Fatalf("run: exit %d\n%s", code, stderr)
+	}
+	runs, err := os.ReadDir(filepath.Join(dataDir, "runs"))
+	if err != nil || len(runs) != 1 {
+		t.Fatalf("runs: %v, %v; want one run directory", runs, err)
+	}
+	id := runs[0].Name()
+	runDir := filepath.Join(dataDir, "runs", id)
+	branches := func() string {
+		out, err := exec.Command("git", "-C", repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/kilroy").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	if b := branches(); b != "kilroy/run/ci/"+id {
+		t.Fatalf("run branches %q, want kilroy/run/ci/%s", b, id)
+	}
+
+	code, stdout, stderr := runCmd("gc", "--data-dir", dataDir, "--repo", repo)
+	if code != 0 || !strings.Contains(stdout, "removed 0 runs, kept 1") {
+		t.Errorf("gc of a new run: exit %d, stdout %q, stderr %q; want it kept", code, stdout, stderr)
+	}
+
+	old := time.Now().Add(-20 * 24 * time.Hour)
+	if err := filepath.WalkDir(runDir, func(p string, _ os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Chtimes(p, old, old)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ = runCmd("gc", "--data-dir", dataDir, "--dry-run")
+	if want := "would remove " + id + " (unchanged for 20d): run directory " + runDir + ", branch kilroy/run/ci/" + id; code != 0 || !strings.Contains(stdout, want) {
+		t.Errorf("gc --dry-run: exit %d, stdout:\n%s\nwant a line %q", code, stdout, want)
+	}
+	if _, err := os.Stat(runDir); err != nil || branches() == "" {
+		t.Fatalf("gc --dry-run removed something: %v, branches %q", err, branches())
+	}
+
+	code, stdout, stderr = runCmd("gc", "--data-dir", dataDir, "--repo", repo, "--older-than", "14d")
+	if code != 0 || !strings.Contains(stdout, "removed "+id) || !strings.Contains(stdout, "removed 1 runs, kept 0") {
+		t.Errorf("gc: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	if _, err := os.Stat(runDir); !os.IsNotExist(err) {
+		t.Errorf("run directory still there: %v", err)
+	}
+	if b := branches(); b != "" {
+		t.Errorf("run branch still there: %q", b)
+	}
+}
+
+func TestGCUsage(t *testing.T) {
+	for _, args := range [][]string{{"--older-than", "two weeks"}, {"--older-than", "0"}, {"extra"}, {"--repo", "/"}} {
+		code, _, stderr := runCmd(append([]string{"gc", "--data-dir", t.TempDir()}, args...)...)
+		if code != 2 || !strings.Contains(stderr, "kilroy-bot gc: ") {
+			t.Errorf("gc %q: exit %d, stderr %q; want 2 and the problem", args, code, stderr)
+		}
+	}
+}
