@@ -1,6 +1,9 @@
 package runner
 
-import "strings"
+import (
+	"strings"
+	"time"
+)
 
 // EventKind says what a delivery asks for. The worker switches on it.
 type EventKind string
@@ -50,6 +53,10 @@ type Event struct {
 	// Command and CommentID are set for KindCommentCommand.
 	Command   Command `json:"command"`
 	CommentID int64   `json:"comment_id,omitempty"`
+	// CommentedAt is when the comment was written (GitHub's created_at,
+	// whole seconds): `/kilroy run` on an untrusted pull request approves
+	// the head that was current then.
+	CommentedAt time.Time `json:"commented_at,omitzero"`
 	// CheckRun is set for check_run deliveries, CheckSuite for check_run
 	// (its suite) and check_suite deliveries.
 	CheckRun   CheckRun   `json:"check_run"`
@@ -128,6 +135,9 @@ type Command struct {
 	// Pipelines are the names given to run or cancel, without duplicates;
 	// empty means all.
 	Pipelines []string `json:"pipelines,omitempty"`
+	// SHA is the commit `/kilroy run SHA` approves (7 to 40 hex digits as
+	// written): only that commit runs, and only while it is the head.
+	SHA string `json:"sha,omitempty"`
 	// Invalid are the names that are not pipeline names (VerbInvalid).
 	Invalid []string `json:"invalid,omitempty"`
 	// Unknown is the unrecognised word as written (VerbUnknown).

@@ -14,7 +14,8 @@ import (
 )
 
 // CommandUsage lists the comment commands, for help and unknown commands.
-const CommandUsage = "`/kilroy run [PIPELINE...]` runs the named pipelines (all when none are named) on the pull request's head; " +
+const CommandUsage = "`/kilroy run [PIPELINE...] [SHA]` runs the named pipelines (all when none are named) on the pull request's head " +
+	"(only if it is the commit SHA, when one is given); " +
 	"`/kilroy cancel [PIPELINE...]` cancels its runs; `/kilroy answer NODE CHOICE` answers a run waiting at the human gate NODE; " +
 	"`/kilroy help` shows this list."
 
@@ -81,9 +82,11 @@ func (w *eventWork) senderDecision(ctx context.Context, req policy.Request, head
 	return dec, nil
 }
 
-// commandRun runs a writer's `/kilroy run`: the pull request's head as it
-// is now, with the head's pipelines and configuration when the pull
-// request is trusted (as on a push) and the base branch's otherwise.
+// commandRun runs a writer's `/kilroy run`: the pull request's head, with
+// the head's pipelines and configuration when the pull request is trusted
+// (as on a push) and the base branch's otherwise. An untrusted head runs
+// only when it was the head when the comment was written, or is the commit
+// the comment names (approval.go).
 func (w *eventWork) commandRun(ctx context.Context, want []string) error {
 	pr, err := w.gh.PullRequest(ctx, w.ev.Repo, w.ev.PR.Number)
 	if err != nil {
@@ -99,6 +102,9 @@ func (w *eventWork) commandRun(ctx context.Context, want []string) error {
 	// The sender's write access was checked by comment.
 	fromBase := policy.Decide(policy.TrustInput{Request: policy.RequestCommand, HeadInBaseRepo: !pr.fork(w.ev.Repo),
 		AuthorPermission: authorPerm, Sender: w.ev.Sender.Login, SenderPermission: "write"}).ConfigFromBase
+	if ok, err := w.approvedHead(ctx, pr, fromBase); err != nil || !ok {
+		return err
+	}
 	git, err := w.gitops(ctx)
 	if err != nil {
 		return err

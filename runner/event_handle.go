@@ -185,8 +185,9 @@ func (w *eventWork) gate(ctx context.Context, pr PullRequest, sels []*selection,
 		}
 		summary := fmt.Sprintf("kilroy did not run `%s` on this pull request automatically: %s.\n\n"+
 			"A collaborator with write access can comment `/kilroy run` (or `/kilroy run %s`) to run it on the "+
-			"pull request's current head, with the pipelines and configuration of the base branch `%s`.",
-			sel.name, reason, sel.name, pr.BaseRef)
+			"commit that is the pull request's head when they comment (`/kilroy run %s` names it), with the pipelines "+
+			"and configuration of the base branch `%s`. If a push comes after the comment, nothing runs and kilroy asks again.",
+			sel.name, reason, sel.name, pr.HeadSHA, pr.BaseRef)
 		errs = append(errs, rep.ActionRequired(ctx, "Waiting for approval to run", summary))
 	}
 	// Remember the head, so a re-run button on these checks (whose fork

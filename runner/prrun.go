@@ -96,6 +96,7 @@ func (r *prRun) prepare(ctx context.Context, src gitops.TokenSource) (*Prepared,
 	if err != nil {
 		return nil, err
 	}
+	r.job.Notes = append(r.job.Notes, r.s.o.Caps.clamp(sel)...)
 	defer r.s.mirrorLocks.lock(f.mirror)()
 	return assemble(ctx, git, r.job.RunID, r.dir, f.mirror, r.job.HeadSHA, sel, r.s.o.Env.Host)
 }

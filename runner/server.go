@@ -136,7 +136,9 @@ type ServerOptions struct {
 	// set, builds one per run with the run's policy environment instead.
 	Agent    attractor.Agent
 	NewAgent AgentFactory
-	Logger   *slog.Logger
+	// Caps bound the run and node timeouts repositories configure.
+	Caps   Caps
+	Logger *slog.Logger
 }
 
 // Server turns accepted deliveries into pull request runs: HandleEvent

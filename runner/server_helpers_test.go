@@ -299,7 +299,7 @@ func (e *serverEnv) commentEvent(n int, sender string, cmd Command) Event {
 	c := e.gh.AddComment("octo", "widgets", ghapptest.Comment{Issue: n, User: sender, Body: "/kilroy " + string(cmd.Verb)})
 	return Event{Kind: KindCommentCommand, Action: "created", InstallationID: e.gh.InstallationID("octo"),
 		Repo: e.baseRepo(), PR: PullRequest{Number: n}, Sender: Actor{Login: sender, Type: "User"},
-		Command: cmd, CommentID: c.ID}
+		Command: cmd, CommentID: c.ID, CommentedAt: c.Created}
 }
 
 // handle decides ev synchronously, as the event worker would.

@@ -34,6 +34,15 @@ type Command = runner.Command
 // paths, options and markup out of the names a worker looks up.
 var pipelineName = regexp.MustCompile(`^[A-Za-z0-9_.-]+$`)
 
+// commitSHA is a commit id as `/kilroy run SHA` takes it: 7 to 40
+// lower-case hex digits, at least one a digit, so that words such as
+// "deadbeef" stay pipeline names.
+var commitSHA = regexp.MustCompile(`^[0-9a-f]{7,40}$`)
+
+func isSHA(word string) bool {
+	return commitSHA.MatchString(word) && strings.ContainsAny(word, "0123456789")
+}
+
 // ParseCommand parses the first line of a comment body. It reports false when
 // that line is not a /kilroy command; the rest of the body is never read. The
 // prefix and verb are case-insensitive and may be separated by any spaces;
@@ -71,11 +80,17 @@ func answer(args []string) Command {
 	return cmd
 }
 
-// withPipelines builds a run or cancel command from its arguments.
+// withPipelines builds a run or cancel command from its arguments. A run
+// may name one commit among them (see isSHA); a second one is invalid.
 func withPipelines(verb Verb, args []string) Command {
 	var names, invalid []string
+	sha := ""
 	for _, a := range args {
 		switch {
+		case verb == VerbRun && isSHA(a) && (sha == "" || sha == a):
+			sha = a
+		case verb == VerbRun && isSHA(a):
+			invalid = append(invalid, a)
 		case !pipelineName.MatchString(a):
 			invalid = append(invalid, a)
 		case !slices.Contains(names, a):
@@ -85,5 +100,5 @@ func withPipelines(verb Verb, args []string) Command {
 	if len(invalid) > 0 {
 		return Command{Verb: VerbInvalid, Invalid: invalid}
 	}
-	return Command{Verb: verb, Pipelines: names}
+	return Command{Verb: verb, Pipelines: names, SHA: sha}
 }

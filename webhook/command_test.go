@@ -19,6 +19,14 @@ func TestParseCommand(t *testing.T) {
 		{"/KILROY Run ci ci lint ci", Command{Verb: VerbRun, Pipelines: []string{"ci", "lint"}}, true},
 		{"/kilroy run ci\r\n/kilroy cancel", Command{Verb: VerbRun, Pipelines: []string{"ci"}}, true},
 		{"/kilroy run ci\nlint", Command{Verb: VerbRun, Pipelines: []string{"ci"}}, true},
+		{"/kilroy run 1a2b3c4", Command{Verb: VerbRun, SHA: "1a2b3c4"}, true},
+		{"/kilroy run ci 0123456789abcdef0123456789abcdef01234567 lint", Command{Verb: VerbRun,
+			Pipelines: []string{"ci", "lint"}, SHA: "0123456789abcdef0123456789abcdef01234567"}, true},
+		{"/kilroy run 1a2b3c4 1a2b3c4", Command{Verb: VerbRun, SHA: "1a2b3c4"}, true},
+		{"/kilroy run 1a2b3c4 5d6e7f8", Command{Verb: VerbInvalid, Invalid: []string{"5d6e7f8"}}, true},
+		{"/kilroy run deadbeef 1a2b3c", Command{Verb: VerbRun, Pipelines: []string{"deadbeef", "1a2b3c"}}, true},
+		{"/kilroy run 1A2B3C4", Command{Verb: VerbRun, Pipelines: []string{"1A2B3C4"}}, true},
+		{"/kilroy cancel 1a2b3c4", Command{Verb: VerbCancel, Pipelines: []string{"1a2b3c4"}}, true},
 		{"/kilroy cancel", Command{Verb: VerbCancel}, true},
 		{"/kilroy cancel ci", Command{Verb: VerbCancel, Pipelines: []string{"ci"}}, true},
 		{"/kilroy help", Command{Verb: VerbHelp}, true},
@@ -77,6 +85,9 @@ func FuzzParseCommand(f *testing.F) {
 				t.Fatalf("ParseCommand(%q) = %+v for a non-command", body, cmd)
 			}
 			return
+		}
+		if cmd.SHA != "" && (cmd.Verb != VerbRun || !isSHA(cmd.SHA)) {
+			t.Fatalf("ParseCommand(%q): commit %q on a %s command", body, cmd.SHA, cmd.Verb)
 		}
 		switch cmd.Verb {
 		case VerbRun, VerbCancel:

@@ -35,6 +35,7 @@ func decodeIssueComment(payload []byte, appSlug string) (Event, error) {
 	ev.PR = PullRequest{Number: issue.Number, AuthorLogin: issue.User.Login}
 	ev.Command = cmd
 	ev.CommentID = comment.ID
+	ev.CommentedAt = comment.CreatedAt
 	return ev, nil
 }
 

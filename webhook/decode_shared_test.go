@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -67,6 +68,7 @@ func TestSharedPayloads(t *testing.T) {
 		Kind: KindCommentCommand, Action: "created", InstallationID: 1, Repo: helloWorld,
 		PR: PullRequest{Number: 1, AuthorLogin: "Codertocat"}, Sender: codertocat,
 		Command: Command{Verb: VerbRun, Pipelines: []string{"ci"}}, CommentID: 492700400,
+		CommentedAt: time.Date(2019, 5, 15, 15, 20, 21, 0, time.UTC), // the example's comment.created_at
 	}
 	prEvent := func(action string, pr PullRequest) *Event {
 		return &Event{Kind: KindPullRequest, Action: action, InstallationID: 1, Repo: helloWorld, PR: pr, Sender: codertocat}

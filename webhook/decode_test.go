@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+	"time"
 )
 
 // Values of the hand-written fixtures under testdata/.
@@ -57,10 +58,11 @@ func TestFixtures(t *testing.T) {
 			name: "comment command", event: "issue_comment", body: fixtureBody("issue_comment.command.json"),
 			want: &Event{
 				Kind: KindCommentCommand, Action: "created", InstallationID: 42, Repo: widgets,
-				PR:        PullRequest{Number: 7, AuthorLogin: "alice"},
-				Sender:    Actor{ID: 1002, Login: "bob", Type: "User"},
-				Command:   Command{Verb: VerbRun, Pipelines: []string{"ci", "lint"}},
-				CommentID: 777,
+				PR:          PullRequest{Number: 7, AuthorLogin: "alice"},
+				Sender:      Actor{ID: 1002, Login: "bob", Type: "User"},
+				Command:     Command{Verb: VerbRun, Pipelines: []string{"ci", "lint"}},
+				CommentID:   777,
+				CommentedAt: time.Date(2024, 5, 1, 12, 0, 7, 0, time.UTC),
 			},
 		},
 		{

@@ -7,6 +7,8 @@ package webhook
 // (go-github's full payload types do fail that way: its check_run example
 // carries app timestamps "2018-04-25 20:42:10" that its Timestamp rejects.)
 
+import "time"
+
 // envelope holds the fields most payloads share.
 type envelope struct {
 	Action       string          `json:"action"`
@@ -76,10 +78,11 @@ type ghIssue struct {
 }
 
 type ghComment struct {
-	ID           int64  `json:"id"`
-	Body         string `json:"body"`
-	User         ghUser `json:"user"`
-	ViaGitHubApp *ghApp `json:"performed_via_github_app"`
+	ID           int64     `json:"id"`
+	Body         string    `json:"body"`
+	User         ghUser    `json:"user"`
+	ViaGitHubApp *ghApp    `json:"performed_via_github_app"`
+	CreatedAt    time.Time `json:"created_at"`
 }
 
 type checkRunPayload struct {

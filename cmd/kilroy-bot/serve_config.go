@@ -55,6 +55,7 @@ type serveConfig struct {
 //
 //	app_slug: my-kilroy        # the App's slug: comments it posts are ignored
 //	max_annotations: 500       # per check run, at most checks.MaxAnnotations (the default)
+//	limits: {max_run_timeout: 6h, max_node_timeout: 2h}   # the defaults: caps on repositories' timeouts
 //	agents:                    # the agent backends repositories may use (runner/agent Config)
 //	  default: claude
 //	  backends:
@@ -67,6 +68,7 @@ type serverPolicy struct {
 	MaxAnnotations int           `yaml:"max_annotations"`
 	Agents         agent.Config  `yaml:"agents"`
 	Sandbox        sandboxPolicy `yaml:"sandbox"`
+	Limits         serverLimits  `yaml:"limits"`
 }
 
 // setting is one row of the settings table of DESIGN.md §2.
@@ -388,6 +390,9 @@ func decodePolicy(file string, data []byte, p *serverPolicy) error {
 		return err
 	}
 	if _, err := p.Sandbox.sandboxConfig(nil, "", ""); err != nil {
+		return err
+	}
+	if _, err := p.Limits.caps(loc); err != nil {
 		return err
 	}
 	// agent.New validates the backends; the Agent itself is built per run.

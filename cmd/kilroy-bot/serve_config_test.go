@@ -245,7 +245,7 @@ func TestDecodePolicy(t *testing.T) {
 		{name: "comments only", yaml: schema.ServerPolicyModeline + "\n"},
 		{name: "slug only", yaml: "app_slug: kb\n"},
 		{name: "unknown top key", yaml: "app_slugg: kb\n",
-			wantErr: []string{`policy.yml:1:1: unknown key "app_slugg" at top level (known: app_slug, max_annotations, agents, sandbox); did you mean "app_slug"?`}},
+			wantErr: []string{`policy.yml:1:1: unknown key "app_slugg" at top level (known: app_slug, max_annotations, agents, sandbox, limits); did you mean "app_slug"?`}},
 		{name: "unknown backend key", yaml: "agents:\n  backends:\n    x:\n      kind: cli\n      cli: claude\n      modles: [a]\n",
 			wantErr: []string{`policy.yml:6:7: unknown key "modles" in agents.backends.x (known: kind, cli, api,`, `did you mean "models"?`}},
 		{name: "bad kind", yaml: "agents:\n  backends:\n    x: {kind: telepathy}\n",
@@ -262,6 +262,11 @@ func TestDecodePolicy(t *testing.T) {
 			wantErr: []string{"policy.yml:1:1: max_annotations: maximum: got 100,000, want 1,000"}},
 		{name: "duplicate key", yaml: "app_slug: a\napp_slug: b\n",
 			wantErr: []string{`policy.yml:2:1: duplicate key "app_slug"`}},
+		{name: "limits", yaml: "limits: {max_run_timeout: 3h, max_node_timeout: 90m}\n"},
+		{name: "limits not a duration", yaml: "limits:\n  max_node_timeout: two hours\n",
+			wantErr: []string{"policy.yml:2:3: limits.max_node_timeout:", "write a duration such as 6h or 90m"}},
+		{name: "limits unknown key", yaml: "limits:\n  run_timeout: 3h\n",
+			wantErr: []string{`policy.yml:2:3: unknown key "run_timeout" in limits (known: max_run_timeout, max_node_timeout)`}},
 		{name: "two documents", yaml: "app_slug: a\n---\napp_slug: b\n", wantErr: []string{"only one YAML document"}},
 	}
 	for _, tt := range tests {

@@ -345,9 +345,16 @@ func (e *e2e) openPR(action string, p pr) []byte {
 // and returns the issue_comment payload for it. The shared example is a
 // comment on an issue: the copy gets issue.pull_request, which GitHub
 // sets on pull request comments, and the fake's comment id.
+//
+// The comment is written at the next whole second of the clock: GitHub's
+// created_at has whole seconds, and the bot counts a head it heard of
+// within the comment's second as pushed after it. Waiting for the clock,
+// not for the bot, puts the comment after everything the test did before.
 func (e *e2e) comment(number int, user, body string) []byte {
 	e.t.Helper()
-	c := e.gh.AddComment(e2eOwner, e2eName, ghapptest.Comment{Issue: number, User: user, Body: body})
+	at := time.Now().Truncate(time.Second).Add(time.Second)
+	<-time.After(time.Until(at))
+	c := e.gh.AddComment(e2eOwner, e2eName, ghapptest.Comment{Issue: number, User: user, Body: body, Created: at.UTC()})
 	return e.payload("issue_comment/created.payload.json", func(o jsonObject) {
 		issue := o.obj("issue")
 		issue.set("number", number)
@@ -357,6 +364,7 @@ func (e *e2e) comment(number int, user, body string) []byte {
 		cm.set("id", c.ID)
 		cm.set("body", body)
 		cm.set("user", jsonObject{"login": user, "type": "User"})
+		cm.set("created_at", c.Created.Format(time.RFC3339))
 		delete(cm, "performed_via_github_app")
 		o.set("sender", jsonObject{"login": user, "type": "User"})
 	})

@@ -40,6 +40,11 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 	env := runner.EnvInputs{Host: host, SecretNames: botSecretNames, SecretValues: secretValues(w.Config), Sandbox: sb}
 	web := webURL(w.Config.GitHubURL)
 	reporters := &reporterFactory{w: w, web: web}
+	// Validated when the policy was decoded; nil places no error.
+	caps, err := w.Config.Policy.Limits.caps(nil)
+	if err != nil {
+		return runSide{}, err
+	}
 	srv, err := runner.NewServer(runner.ServerOptions{
 		DataDir: w.Config.DataDir,
 		Queue:   w.Queue,
@@ -55,6 +60,7 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 		},
 		Env:      env,
 		NewAgent: newAgentFactory(w, env),
+		Caps:     caps,
 		Logger:   w.Logger,
 	})
 	if err != nil {

@@ -96,6 +96,7 @@ type queries struct {
 	pruneHeads         string
 	upsertHead         string
 	lookupHead         string
+	headsOfPR          string
 	insertRun          string
 	unfinishedRuns     string
 	unfinishedRunsOfPR string
@@ -135,6 +136,7 @@ func newQueries(d dialect) queries {
 		upsertHead: d.rebind(`INSERT INTO pr_heads (repo, head_sha, pr, seen_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT (repo, head_sha) DO UPDATE SET pr = excluded.pr, seen_at = excluded.seen_at`),
 		lookupHead: d.rebind(`SELECT pr FROM pr_heads WHERE repo = ? AND head_sha = ?`),
+		headsOfPR:  d.rebind(`SELECT head_sha, seen_at FROM pr_heads WHERE repo = ? AND pr = ? ORDER BY seen_at, head_sha`),
 		insertRun: d.rebind(`INSERT INTO runs (run_id, repo, pr, head_sha, pipeline, state, job_id, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?)`),
 		// head_sha <> ? with '' matches every SHA: Cancel uses that.

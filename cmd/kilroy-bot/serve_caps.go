@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/policy"
+	"github.com/kilroy-bot/kilroy-bot/runner"
+)
+
+// Defaults of the server policy's limits: the longest a repository's run
+// and node may take on this server, whatever its config says.
+const (
+	defaultMaxRunTimeout  = 6 * time.Hour
+	defaultMaxNodeTimeout = 2 * time.Hour
+)
+
+// serverLimits is the policy's `limits`: DOT durations such as 6h or 90m.
+type serverLimits struct {
+	MaxRunTimeout  string `yaml:"max_run_timeout"`
+	MaxNodeTimeout string `yaml:"max_node_timeout"`
+}
+
+// caps parses the limits, with the defaults for those not given; loc
+// places an invalid duration in the policy file.
+func (l serverLimits) caps(loc *policy.Located) (runner.Caps, error) {
+	run, err := maxDuration(l.MaxRunTimeout, defaultMaxRunTimeout, loc, "max_run_timeout")
+	if err != nil {
+		return runner.Caps{}, err
+	}
+	node, err := maxDuration(l.MaxNodeTimeout, defaultMaxNodeTimeout, loc, "max_node_timeout")
+	if err != nil {
+		return runner.Caps{}, err
+	}
+	return runner.Caps{MaxRunTimeout: run, MaxNodeTimeout: node}, nil
+}
+
+func maxDuration(s string, def time.Duration, loc *policy.Located, key string) (time.Duration, error) {
+	if s == "" {
+		return def, nil
+	}
+	d, err := attractor.ParseDuration(s)
+	if err == nil && d <= 0 {
+		err = fmt.Errorf("%q is not a positive duration", s)
+	}
+	if err == nil {
+		return d, nil
+	}
+	if loc == nil {
+		return 0, fmt.Errorf("limits.%s: %w (write a duration such as 6h or 90m)", key, err)
+	}
+	return 0, loc.Errorf([]string{"limits", key}, "%v (write a duration such as 6h or 90m)", err)
+}
