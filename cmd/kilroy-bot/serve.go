@@ -22,6 +22,7 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 	"github.com/kilroy-bot/kilroy-bot/runpage"
 	"github.com/kilroy-bot/kilroy-bot/webhook"
+	"github.com/kilroy-bot/kilroy-bot/webhook/redeliver"
 )
 
 const serveUsage = `usage: kilroy-bot serve [flags]
@@ -143,6 +144,9 @@ type serveDeps struct {
 	// finish or hand back their runs and complete their checks.
 	Shutdown func(ctx context.Context) error
 	Redactor *checks.Redactor
+	// Background runs while the server serves, from when it listens until
+	// shutdown begins (missed-delivery recovery); nil for none.
+	Background func(ctx context.Context)
 }
 
 // readyCheck is one condition of /readyz.
@@ -236,8 +240,20 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 		Shutdown: func(ctx context.Context) error {
 			return errors.Join(stop(ctx), w.Queue.Close())
 		},
-		Redactor: w.Redactor,
+		Redactor:   w.Redactor,
+		Background: recoverer(cfg, w),
 	}, nil
+}
+
+// recoverer is the missed-delivery recovery loop over GitHub's delivery log
+// and the queue's record of deliveries; nil when the policy turns it off.
+func recoverer(cfg serveConfig, w wired) func(context.Context) {
+	opts, off, err := cfg.Policy.Redelivery.options(nil)
+	if off || err != nil { // decodePolicy has refused an invalid value
+		return nil
+	}
+	opts.Logger = w.Logger
+	return redeliver.New(w.App, w.Queue, opts).Run
 }
 
 // newRegistry makes this server's Prometheus registry, never the global

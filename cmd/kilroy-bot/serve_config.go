@@ -64,11 +64,12 @@ type serveConfig struct {
 // Without the file: no App slug, the default annotation cap, and no agent
 // backends, so pipelines with agent nodes fail them as not allowed.
 type serverPolicy struct {
-	AppSlug        string        `yaml:"app_slug"`
-	MaxAnnotations int           `yaml:"max_annotations"`
-	Agents         agent.Config  `yaml:"agents"`
-	Sandbox        sandboxPolicy `yaml:"sandbox"`
-	Limits         serverLimits  `yaml:"limits"`
+	AppSlug        string           `yaml:"app_slug"`
+	MaxAnnotations int              `yaml:"max_annotations"`
+	Agents         agent.Config     `yaml:"agents"`
+	Sandbox        sandboxPolicy    `yaml:"sandbox"`
+	Limits         serverLimits     `yaml:"limits"`
+	Redelivery     serverRedelivery `yaml:"redelivery"`
 }
 
 // setting is one row of the settings table of DESIGN.md §2.
@@ -393,6 +394,9 @@ func decodePolicy(file string, data []byte, p *serverPolicy) error {
 		return err
 	}
 	if _, err := p.Limits.caps(loc); err != nil {
+		return err
+	}
+	if _, _, err := p.Redelivery.options(loc); err != nil {
 		return err
 	}
 	// agent.New validates the backends; the Agent itself is built per run.

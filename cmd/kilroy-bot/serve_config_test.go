@@ -245,7 +245,7 @@ func TestDecodePolicy(t *testing.T) {
 		{name: "comments only", yaml: schema.ServerPolicyModeline + "\n"},
 		{name: "slug only", yaml: "app_slug: kb\n"},
 		{name: "unknown top key", yaml: "app_slugg: kb\n",
-			wantErr: []string{`policy.yml:1:1: unknown key "app_slugg" at top level (known: app_slug, max_annotations, agents, sandbox, limits); did you mean "app_slug"?`}},
+			wantErr: []string{`policy.yml:1:1: unknown key "app_slugg" at top level (known: app_slug, max_annotations, agents, sandbox, limits, redelivery); did you mean "app_slug"?`}},
 		{name: "unknown backend key", yaml: "agents:\n  backends:\n    x:\n      kind: cli\n      cli: claude\n      modles: [a]\n",
 			wantErr: []string{`policy.yml:6:7: unknown key "modles" in agents.backends.x (known: kind, cli, api,`, `did you mean "models"?`}},
 		{name: "bad kind", yaml: "agents:\n  backends:\n    x: {kind: telepathy}\n",
@@ -267,6 +267,12 @@ func TestDecodePolicy(t *testing.T) {
 			wantErr: []string{"policy.yml:2:3: limits.max_node_timeout:", "write a duration such as 6h or 90m"}},
 		{name: "limits unknown key", yaml: "limits:\n  run_timeout: 3h\n",
 			wantErr: []string{`policy.yml:2:3: unknown key "run_timeout" in limits (known: max_run_timeout, max_node_timeout)`}},
+		{name: "redelivery", yaml: "redelivery: {every: 5m, window: 24h}\n"},
+		{name: "redelivery off", yaml: "redelivery: {every: off}\n"},
+		{name: "redelivery not a duration", yaml: "redelivery:\n  every: often\n",
+			wantErr: []string{"policy.yml:2:3: redelivery.every:", "write a duration such as 10m, or off"}},
+		{name: "redelivery window past GitHub's", yaml: "redelivery:\n  window: 7d\n",
+			wantErr: []string{`policy.yml:2:3: redelivery.window: "7d" is longer than the 72h GitHub keeps deliveries`}},
 		{name: "two documents", yaml: "app_slug: a\n---\napp_slug: b\n", wantErr: []string{"only one YAML document"}},
 	}
 	for _, tt := range tests {

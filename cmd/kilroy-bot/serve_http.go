@@ -100,6 +100,7 @@ func (s *server) run(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- s.http.Serve(s.ln) }()
 	s.log.InfoContext(ctx, "serve: listening", "addr", s.Addr().String())
+	stopBackground := s.startBackground(ctx)
 	var serveErr error
 	select {
 	case <-ctx.Done():
@@ -108,6 +109,7 @@ func (s *server) run(ctx context.Context) error {
 		s.log.ErrorContext(ctx, "serve: listener failed", "err", serveErr)
 	}
 	s.draining.Store(true)
+	stopBackground()
 	base := context.WithoutCancel(ctx)
 	dctx, cancel := context.WithTimeout(base, drainTimeout)
 	drainErr := s.http.Shutdown(dctx)
@@ -127,6 +129,22 @@ func (s *server) run(ctx context.Context) error {
 		hookErr = fmt.Errorf("shutdown hook: %w", hookErr)
 	}
 	return errors.Join(serveErr, drainErr, hookErr)
+}
+
+// startBackground starts deps.Background, now that the listener takes
+// the deliveries it may ask GitHub for; the returned stop cancels it and
+// waits for it to return.
+func (s *server) startBackground(ctx context.Context) (stop func()) {
+	if s.deps.Background == nil {
+		return func() {}
+	}
+	bctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.deps.Background(bctx)
+	}()
+	return func() { cancel(); <-done }
 }
 
 // handlerFunc is an endpoint that reports failure as an error; handle

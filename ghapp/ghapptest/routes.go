@@ -15,6 +15,8 @@ func (s *Server) routes() http.Handler {
 	for pattern, h := range map[string]apiHandler{
 		"POST /app/installations/{id}/access_tokens":                s.createToken,
 		"GET /app/installations/{id}":                               s.getInstallation,
+		"GET /app/hook/deliveries":                                  s.listHookDeliveries,
+		"POST /app/hook/deliveries/{id}/attempts":                   s.redeliver,
 		"POST /app-manifests/{code}/conversions":                    s.convertManifest,
 		"DELETE /installation/token":                                s.revokeToken,
 		"GET /repos/{owner}/{repo}":                                 s.getRepo,

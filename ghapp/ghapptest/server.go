@@ -45,6 +45,8 @@ type state struct {
 	manifestPosts []ManifestPost
 	manifestCodes map[string]*pendingManifest
 	converted     []ConvertedApp
+	hook          webhookTarget
+	deliveries    []HookDelivery // webhook delivery attempts, oldest first
 }
 
 type config struct {

@@ -6,7 +6,8 @@
 // no-op), records one row per run in our small runs table, inserts one River
 // job per run, and cancels the runs the new ones supersede. Only after that
 // transaction commits may the webhook answer 202; any database failure comes
-// back as ErrUnavailable, which the webhook turns into 503 so GitHub retries.
+// back as ErrUnavailable, which the webhook turns into 503; GitHub does not
+// retry, serve asks for the delivery again later (webhook/redeliver).
 //
 // Events. The webhook's sink may instead record the delivery with its event
 // (EnqueueEvent, one transaction, same dedupe): the event waits in the

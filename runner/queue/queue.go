@@ -14,14 +14,16 @@ import (
 )
 
 // ErrUnavailable wraps every failure to reach or use the database. The
-// webhook answers 503 for it so that GitHub delivers again later.
+// webhook answers 503 for it, and serve asks GitHub for the delivery again
+// later (webhook/redeliver).
 var ErrUnavailable = errors.New("queue unavailable")
 
 const (
 	queueName = "kilroy"
 	// retention is how long deliveries (for dedupe), finished runs,
 	// SHA→PR mappings and leftover waiting nodes and answers are kept:
-	// GitHub redelivers for far less than that, and no run lasts as long.
+	// deliveries are redelivered for far less than that (72h), and no run
+	// lasts as long.
 	retention           = 30 * 24 * time.Hour
 	pruneEvery          = time.Hour
 	defaultWorkers      = 2
