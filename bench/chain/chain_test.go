@@ -21,7 +21,10 @@ import (
 const nodes = 50
 
 // chainDOT is start -> n1 -> ... -> n50 -> exit, every node `true`.
-func chainDOT() string {
+func chainDOT() string { return chainOf(nodes) }
+
+// chainOf is a chain of n `true` nodes.
+func chainOf(nodes int) string {
 	var b strings.Builder
 	b.WriteString("digraph ci {\n  start [shape=Mdiamond]\n  exit [shape=Msquare]\n")
 	prev := "start"
@@ -133,10 +136,12 @@ func median(v []float64) float64 {
 	return s[len(s)/2]
 }
 
-func newRepo(b *testing.B) string {
+func newRepo(b *testing.B) string { return newRepoWith(b, chainDOT()) }
+
+func newRepoWith(b *testing.B, dot string) string {
 	dir := filepath.Join(b.TempDir(), "repo")
 	os.MkdirAll(filepath.Join(dir, ".kilroy"), 0o755)
-	os.WriteFile(filepath.Join(dir, ".kilroy", "ci.dot"), []byte(chainDOT()), 0o644)
+	os.WriteFile(filepath.Join(dir, ".kilroy", "ci.dot"), []byte(dot), 0o644)
 	os.WriteFile(filepath.Join(dir, "README.md"), []byte("chain\n"), 0o644)
 	git(b, dir, "init", "-q", "-b", "main")
 	git(b, dir, "add", "-A")
@@ -152,4 +157,40 @@ func git(b *testing.B, dir string, args ...string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		b.Fatalf("git %v: %v\n%s", args, err, out)
 	}
+}
+
+// BenchmarkChainLength checks that a node costs the same late in a run as
+// early: a 200-node chain, the median interval between checkpoints around
+// node 10 (nodes 6-15) against around node 200 (nodes 191-200), per run.
+//
+//	go test -run '^$' -bench ChainLength -benchtime 5x ./bench/chain
+func BenchmarkChainLength(b *testing.B) {
+	repo := newRepoWith(b, chainOf(200))
+	var early, late, ratio []float64
+	for b.Loop() {
+		runDir := filepath.Join(b.TempDir(), "run")
+		_, res, err := runner.RunLocal(context.Background(), runner.LocalOptions{
+			RepoDir: repo, RunDir: runDir, DataDir: b.TempDir(), Env: runner.EnvInputs{Host: sandbox.HostEnv()},
+		})
+		if err != nil || res.Status != attractor.StatusSuccess {
+			b.Fatalf("run: %v %+v", err, res)
+		}
+		ts := checkpointTimes(b, filepath.Join(runDir, "progress.ndjson"))
+		// ts[0] is start's checkpoint, ts[i] node i's.
+		e, l := intervals(ts[5:16]), intervals(ts[191:201])
+		early, late, ratio = append(early, e), append(late, l), append(ratio, l/e)
+	}
+	b.ReportMetric(median(early), "node10-ms")
+	b.ReportMetric(median(late), "node200-ms")
+	b.ReportMetric(median(ratio), "late/early-median")
+	b.ReportMetric(slices.Min(ratio), "late/early-min")
+	b.ReportMetric(slices.Max(ratio), "late/early-max")
+}
+
+func intervals(ts []time.Time) float64 {
+	var d []float64
+	for i := 1; i < len(ts); i++ {
+		d = append(d, float64(ts[i].Sub(ts[i-1]))/float64(time.Millisecond))
+	}
+	return median(d)
 }

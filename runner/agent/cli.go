@@ -129,6 +129,11 @@ func (a *Agent) cliOutcome(req attractor.AgentRequest, sel selection, run cliRun
 		why = fmt.Sprintf("%s exited with code %d: %s", run.argv[0], run.res.ExitCode, or(rep.Error, stderrTail(run.stderrPath)))
 	case rep.Error != "":
 		why = fmt.Sprintf("%s reported an error: %s", run.argv[0], rep.Error)
+	case rep.Unfinished:
+		// Exit 0 without the session's closing event: the CLI gave up on a
+		// broken connection without saying so in its output.
+		why = fmt.Sprintf("%s exited without finishing its session (no closing result event): %s",
+			run.argv[0], or(stderrTail(run.stderrPath), "its connection to the model was probably cut"))
 	}
 	why = redact(why, a.secret)
 	if st, ok := statusFileStatus(req); ok {
@@ -143,6 +148,9 @@ func (a *Agent) cliOutcome(req attractor.AgentRequest, sel selection, run cliRun
 		o := failure(attractor.ClassBudgetExhausted, fmt.Sprintf("%s stopped at its turn limit without declaring success (status file or OUTCOME:SUCCESS)", sel.name))
 		o.Response = rep.Response
 		return o
+	case rep.Unfinished && run.res.ExitCode == 0 && rep.Error == "":
+		return attractor.Outcome{Status: attractor.StatusFail, FailureClass: attractor.ClassTransientInfra,
+			FailureReason: why, Response: rep.Response}
 	case why != "":
 		// Without a class the CLI's words give, the engine infers one from
 		// the reason.

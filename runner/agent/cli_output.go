@@ -15,6 +15,9 @@ type cliReport struct {
 	Priced   bool   // the CLI reported a cost
 	Error    string // an error the CLI reported in its output
 	Limit    bool   // the CLI stopped at its own turn limit
+	// Unfinished: the CLI's output lacks the closing event its format
+	// always ends with (Claude's "result"): the session was cut short.
+	Unfinished bool
 }
 
 // maxResponse bounds the response kept from a CLI that prints without
@@ -62,7 +65,7 @@ func jsonLines(out []byte, fn func(typ string, line []byte)) {
 // carries the final text, is_error, the subtype (error_max_turns when it
 // hit its turn limit), total_cost_usd and usage.
 func parseClaude(out []byte) cliReport {
-	var r cliReport
+	r := cliReport{Unfinished: true}
 	jsonLines(out, func(typ string, line []byte) {
 		switch typ {
 		case "assistant":
@@ -86,6 +89,7 @@ func parseClaude(out []byte) cliReport {
 			if json.Unmarshal(line, &ev) != nil {
 				return
 			}
+			r.Unfinished = false
 			if ev.Result != "" {
 				r.Response = ev.Result
 			}

@@ -120,6 +120,18 @@ echo '{"type":"turn.completed","usage":{"input_tokens":5,"output_tokens":2}}'`,
 			wantMeta:   map[string]any{"tokens_in": int64(15), "tokens_out": int64(5)},
 		},
 		{
+			// Claude's stream-json always closes with a result event; exit 0
+			// without one is a session cut short, not a finished one.
+			name:    "claude exits 0 without its result event",
+			backend: Backend{Kind: KindCLI, CLI: CLIClaude},
+			script: `echo '{"type":"system","subtype":"init"}'
+echo '{"type":"assistant","message":{"content":[{"type":"text","text":"working on it"}]}}'
+exit 0`,
+			wantStatus: attractor.StatusFail,
+			wantClass:  attractor.ClassTransientInfra,
+			wantReason: []string{"without finishing its session"},
+		},
+		{
 			name:    "gemini error exit",
 			backend: Backend{Kind: KindCLI, CLI: CLIGemini},
 			script: `echo '{"response":"","stats":{"models":{"gemini-x":{"tokens":{"prompt":7,"candidates":1}}}},"error":{"type":"ApiError","message":"quota exceeded for ` + testGitHubToken + `"}}'

@@ -44,6 +44,9 @@ type Fault struct {
 	// Cut closes the connection after the headers and part of the body
 	// (streaming) or before any answer (not streaming).
 	Cut bool
+	// Early, with Cut, closes a stream right after its headers, before any
+	// event: no client can take it for a finished message.
+	Early bool
 }
 
 // Common faults.
@@ -54,6 +57,7 @@ var (
 	BadKey      = Fault{Status: 401, Message: "invalid x-api-key"}
 	BadRequest  = Fault{Status: 400, Message: "messages: field required"}
 	CutStream   = Fault{Cut: true}
+	CutAtStart  = Fault{Cut: true, Early: true}
 )
 
 // Text is a final answer.
@@ -219,6 +223,9 @@ func (s *Server) answer(w http.ResponseWriter, req Request, tools bool, wr wire)
 	evs := wr.events(t, id)
 	if f.Cut {
 		evs = evs[:min(2, len(evs))]
+		if f.Early {
+			evs = nil
+		}
 	}
 	for _, e := range evs {
 		writeSSE(w, e)
