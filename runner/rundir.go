@@ -73,7 +73,13 @@ func (d RunDir) writeCheckpoint(cp *Checkpoint) error {
 	if err != nil {
 		return fmt.Errorf("encode checkpoint: %w", err)
 	}
-	return writeFileAtomic(d.Checkpoint(), append(b, '\n'))
+	// Replaced, not fsynced: the durability promised is against a killed
+	// process (SIGKILL, a crash of the bot), which leaves the page cache to
+	// the kernel. After an OS crash or power loss the file may be one
+	// checkpoint behind the run branch, as git's own unsynced refs may be,
+	// and resume repeats the nodes after it. An fsync per node cost about
+	// 0.4 of git's own per-commit time (bench/chain).
+	return safefile.WriteFile(d.Checkpoint(), append(b, '\n'))
 }
 
 // ReadCheckpoint loads a run's checkpoint.json and checks its policy
@@ -103,31 +109,4 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return &cp, nil
-}
-
-// writeFileAtomic replaces path with data through a temporary file and a
-// rename, so a reader (a resume) sees the old or the new content, never
-// part of one. It does not fsync: the durability it promises is against a
-// killed process (SIGKILL, a crash of the bot), which leaves the page
-// cache to the kernel; after an OS crash or power loss the file may be one
-// checkpoint behind the run branch, as git's own unsynced refs may be, and
-// resume then repeats the nodes after it. An fsync per node cost about
-// 0.4 of git's own per-commit time (bench/chain).
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("replace %s: %w", path, err)
-	}
-	return nil
 }

@@ -6,21 +6,16 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 )
 
 // ErrNotInCommit reports a path the commit does not have.
 var ErrNotInCommit = errors.New("path not in commit")
 
-// TooLargeError is a file over the size a caller of ReadFileAt accepts.
-type TooLargeError struct {
-	Path string
-	Size int64
-	Max  int64
-}
-
-func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("%s is %d bytes, over the %d-byte limit", e.Path, e.Size, e.Max)
-}
+// TooLargeError is a file over the size a caller of ReadFileAt accepts:
+// the same error safefile gives for a file on disk.
+type TooLargeError = safefile.TooLargeError
 
 // ReadFileAt returns the content of path (slash-separated, repository
 // relative) in commit rev, without touching any working tree. Local runs
@@ -36,7 +31,7 @@ func (g *Git) ReadFileAt(ctx context.Context, dir, rev, path string, max int64) 
 		return nil, fmt.Errorf("gitops: %s in %s: %w", path, short(rev), ErrNotInCommit)
 	}
 	if size > max {
-		return nil, &TooLargeError{Path: path, Size: size, Max: max}
+		return nil, &TooLargeError{Name: path, Size: size, Max: max}
 	}
 	out, err := g.run(ctx, call{dir: dir, readOnly: true, args: []string{"cat-file", "blob", rev + ":" + path}})
 	if err != nil {

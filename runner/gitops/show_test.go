@@ -21,7 +21,7 @@ func TestReadFileAtLimit(t *testing.T) {
 	if !ok {
 		t.Fatalf("big.dot: %v, want a *TooLargeError", err)
 	}
-	if diff := cmp.Diff(*tl, TooLargeError{Path: "big.dot", Size: 5000, Max: 4096}); diff != "" {
+	if diff := cmp.Diff(*tl, TooLargeError{Name: "big.dot", Size: 5000, Max: 4096}); diff != "" {
 		t.Errorf("error (-got +want):\n%s", diff)
 	}
 	if _, err := g.ReadFileAt(ctx, repo, "HEAD", "missing.dot", 4096); !errors.Is(err, ErrNotInCommit) {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 )
 
 // Inside a jail every node process runs as this unprivileged user.
@@ -143,25 +145,11 @@ func writeIdentity(dir string) (passwd, group string, err error) {
 		group: "root:x:0:\n" + JailUser + ":x:" + gid + ":\nnogroup:x:65534:\n",
 	}
 	for p, body := range files {
-		if err := writeFileAtomic(p, body); err != nil {
+		if err := safefile.WriteFile(p, []byte(body)); err != nil {
 			return "", "", fmt.Errorf("sandbox: %w", err)
 		}
 	}
 	return passwd, group, nil
-}
-
-func writeFileAtomic(path, body string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.WriteString(body)
-	cerr := tmp.Close()
-	if err := errors.Join(werr, cerr, os.Chmod(tmp.Name(), 0o644)); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // unreadableUnder lists the entries below dir (to depth levels) that the

@@ -1,14 +1,14 @@
 package sandbox
 
 import (
-	"bufio"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 )
 
 type mountKind int
@@ -191,15 +191,7 @@ func readGitdirFile(dotgit string) (string, error) {
 // readSmallFile reads a regular file of at most 4 KiB without following a
 // symlink at its last element.
 func readSmallFile(p string) (string, error) {
-	f, err := os.OpenFile(p, os.O_RDONLY|oNoFollow, 0)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("%s is not a regular file", p)
-	}
-	b, err := io.ReadAll(io.LimitReader(bufio.NewReader(f), 4<<10))
+	b, err := safefile.ReadIn(filepath.Dir(p), filepath.Base(p), 4<<10)
 	return string(b), err
 }
 

@@ -53,11 +53,9 @@ func (js *jailStart) release() error {
 	var info struct {
 		ChildPID int `json:"child-pid"`
 	}
-	data, err := io.ReadAll(io.LimitReader(newJSONObjectReader(js.infoR), 4<<10))
-	if err == nil {
-		err = json.Unmarshal(data, &info)
-	}
-	if err != nil || info.ChildPID <= 0 {
+	// The decoder stops at the end of the object: bwrap keeps the info
+	// descriptor open for as long as the sandbox runs.
+	if err := json.NewDecoder(io.LimitReader(js.infoR, 4<<10)).Decode(&info); err != nil || info.ChildPID <= 0 {
 		return errNoSandbox
 	}
 	if err := js.limits.set(info.ChildPID); err != nil {
@@ -81,43 +79,4 @@ func (js *jailStart) close() {
 			f.Close()
 		}
 	}
-}
-
-// jsonObjectReader reads up to the end of the first JSON object: bwrap
-// keeps its info descriptor open for as long as the sandbox runs.
-type jsonObjectReader struct {
-	r     io.Reader
-	depth int
-	done  bool
-}
-
-func newJSONObjectReader(r io.Reader) io.Reader { return &jsonObjectReader{r: r} }
-
-func (j *jsonObjectReader) Read(p []byte) (int, error) {
-	if j.done {
-		return 0, io.EOF
-	}
-	var b [1]byte
-	n := 0
-	for n < len(p) {
-		if _, err := j.r.Read(b[:]); err != nil {
-			if n == 0 {
-				return 0, err
-			}
-			return n, nil
-		}
-		p[n] = b[0]
-		n++
-		switch b[0] {
-		case '{':
-			j.depth++
-		case '}':
-			j.depth--
-			if j.depth == 0 {
-				j.done = true
-				return n, nil
-			}
-		}
-	}
-	return n, nil
 }

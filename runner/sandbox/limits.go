@@ -8,8 +8,6 @@ import (
 	"unsafe"
 )
 
-const oNoFollow = syscall.O_NOFOLLOW
-
 // Limits bound what one node process tree may use. Zero fields take the
 // defaults below; a negative field means unlimited.
 type Limits struct {
