@@ -102,38 +102,72 @@ func TestJailHidesTheBotsFiles(t *testing.T) {
 func TestJailKillsEveryProcessWithTheNode(t *testing.T) {
 	s := newTestSandbox(t, Config{})
 	for _, tt := range []struct {
-		name   string
-		end    string // how the main process ends
-		cancel bool
+		name string
+		end  string // how the main process ends once released
 	}{
-		{"exit", "exit 0", false},
-		{"timeout", "sleep 600", false},
-		{"cancel", "sleep 600", true},
+		{"exit", "exit 0"},
+		{"timeout", "sleep 600"},
+		{"cancel", "sleep 600"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			token := fmt.Sprintf("kilroy-daemon-%d-%s", os.Getpid(), tt.name)
 			j := &Jail{Sandbox: s, Workspace: t.TempDir()}
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
+			var timeout time.Duration
 			if tt.name == "timeout" {
-				ctx, cancel = context.WithTimeout(ctx, 2*time.Second)
-				defer cancel()
+				timeout = 3 * time.Second
 			}
-			if tt.cancel {
-				go func() { time.Sleep(2 * time.Second); cancel() }()
-			}
+			// The main process waits for the test to see its four daemons
+			// before it ends, so the test cannot pass on daemons that never
+			// started.
 			script := fmt.Sprintf(`
-				setsid sh -c 'exec -a %[1]s-setsid sleep 1000' </dev/null >/dev/null 2>&1 &
+				setsid bash -c 'exec -a %[1]s-setsid sleep 1000' </dev/null >/dev/null 2>&1 &
 				( ( exec -a %[1]s-double sleep 1000 ) & ) </dev/null >/dev/null 2>&1
-				nohup sh -c 'exec -a %[1]s-nohup sleep 1000' </dev/null >/dev/null 2>&1 &
-				trap '' TERM HUP; sh -c 'trap "" TERM; exec -a %[1]s-stubborn sleep 1000' </dev/null >/dev/null 2>&1 &
+				nohup bash -c 'exec -a %[1]s-nohup sleep 1000' </dev/null >/dev/null 2>&1 &
+				trap '' TERM HUP; bash -c 'trap "" TERM; exec -a %[1]s-stubborn sleep 1000' </dev/null >/dev/null 2>&1 &
+				while [ ! -e release ]; do sleep 0.05; done
 				%[2]s`, token, tt.end)
-			if _, err := Run(ctx, Cmd{Argv: []string{"bash", "-c", script}, Dir: j.Workspace, Env: jailEnv(), Jail: j,
-				KillGrace: 200 * time.Millisecond}); err != nil {
+			done := make(chan error, 1)
+			go func() {
+				_, err := Run(ctx, Cmd{Argv: []string{"bash", "-c", script}, Dir: j.Workspace, Env: jailEnv(), Jail: j,
+					Timeout: timeout, KillGrace: 200 * time.Millisecond})
+				done <- err
+			}()
+			waitDaemons(t, token, 4)
+			switch tt.name {
+			case "cancel":
+				cancel()
+			default:
+				os.WriteFile(filepath.Join(j.Workspace, "release"), nil, 0o644)
+			}
+			if err := <-done; err != nil {
 				t.Fatalf("Run: %v", err)
 			}
 			waitNoProcess(t, token)
 		})
+	}
+}
+
+// waitDaemons waits until n processes named token-* (their argv[0]) run.
+func waitDaemons(t *testing.T, token string, n int) {
+	t.Helper()
+	deadline := time.Now().Add(pollDeadline)
+	for {
+		got := 0
+		files, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err == nil && bytes.HasPrefix(b, []byte(token+"-")) {
+				got++
+			}
+		}
+		if got >= n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of the node's %d daemons started", got, n)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
 
