@@ -6,7 +6,7 @@ import (
 	"slices"
 	"strings"
 
-	secretforms "github.com/kilroy-bot/kilroy-bot/secrets"
+	"github.com/kilroy-bot/kilroy-bot/secrets"
 )
 
 // Redacted replaces every secret the Redactor finds.
@@ -101,7 +101,7 @@ type Redactor struct {
 // values read from files often end in a newline; a multi-line value is
 // also redacted line by line, because logs re-wrap and quote PEM keys.
 // Values shorter than MinSecretLen are ignored.
-func NewRedactor(secrets ...string) *Redactor {
+func NewRedactor(values ...string) *Redactor {
 	var vals []string
 	add := func(s string) {
 		s = strings.TrimSpace(s)
@@ -109,9 +109,9 @@ func NewRedactor(secrets ...string) *Redactor {
 			vals = append(vals, s)
 		}
 	}
-	for _, s := range secrets {
+	for _, s := range values {
 		add(s)
-		for _, form := range secretforms.Forms(strings.TrimSpace(s))[1:] {
+		for _, form := range secrets.Forms(strings.TrimSpace(s))[1:] {
 			add(form)
 		}
 		if strings.Contains(strings.TrimSpace(s), "\n") {
