@@ -1,10 +1,10 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 
+	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 	"github.com/kilroy-bot/kilroy-bot/checks"
 )
 
@@ -16,25 +16,5 @@ func writeReport(runDir string, v *checks.RunView, opts checks.RenderOptions) er
 	if _, err := os.Stat(runDir); err != nil {
 		return nil
 	}
-	path := filepath.Join(runDir, "report.md")
-	tmp, err := os.CreateTemp(runDir, ".report.md.*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(checks.LocalReport(v, opts)); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return safefile.WriteFile(filepath.Join(runDir, "report.md"), []byte(checks.LocalReport(v, opts)))
 }

@@ -144,7 +144,8 @@ type reporter struct {
 	target  runner.ReportTarget
 	locks   *runLocks
 	// runDir gets the run's report.md, the report the run page shows,
-	// after every event and when the checks complete.
+	// when a node starts, when it is checkpointed and when the checks
+	// complete.
 	runDir string
 	render checks.RenderOptions
 	// shuttingDown reports whether the run this reporter was made for is
@@ -246,14 +247,17 @@ func (r *reporter) AttemptFinished(ctx context.Context, ev attractor.AttemptFini
 	if r.handedBack(ctx) {
 		return nil
 	}
-	return r.saved(errors.Join(r.Publisher.AttemptFinished(ctx, ev), r.metrics.AttemptFinished(ctx, ev)))
+	// No report write: the checkpoint (or the retry's start) follows within
+	// milliseconds and shows the same, and every write renders it whole.
+	return errors.Join(r.Publisher.AttemptFinished(ctx, ev), r.metrics.AttemptFinished(ctx, ev))
 }
 
 func (r *reporter) EdgeSelected(ctx context.Context, ev attractor.EdgeSelected) error {
 	if r.handedBack(ctx) {
 		return nil
 	}
-	return r.saved(errors.Join(r.Publisher.EdgeSelected(ctx, ev), r.metrics.EdgeSelected(ctx, ev)))
+	// Shown by the next node's start, which follows at once.
+	return errors.Join(r.Publisher.EdgeSelected(ctx, ev), r.metrics.EdgeSelected(ctx, ev))
 }
 
 func (r *reporter) Checkpointed(ctx context.Context, ev attractor.Checkpointed) error {
