@@ -54,13 +54,18 @@ func (p *pusher) loop(ctx context.Context) {
 			return
 		case <-p.kick:
 		}
-		if err := p.git.Push(ctx, p.repo, p.url, p.branch); err != nil && ctx.Err() == nil {
+		// A push under way runs to its end even when finish stops the
+		// loop: a push killed half-way can leave the remote's ref locked
+		// for a moment, and the final push right after it would fail on
+		// that lock. git's own timeout (gitops.Options.Timeout) bounds it.
+		if err := p.git.Push(context.WithoutCancel(ctx), p.repo, p.url, p.branch); err != nil && ctx.Err() == nil {
 			p.log.Warn("run: push after checkpoint failed; retried at the end", "branch", p.branch, "err", err)
 		}
 	}
 }
 
-// finish stops the background pushes and pushes the branch once more,
+// finish stops the background pushes (waiting for one under way) and
+// pushes the branch once more,
 // so the remote has the last checkpoint whatever happened before. A branch
 // still at its start commit (the run failed before its first checkpoint)
 // holds nothing of the run and is not pushed: it would only be a copy of
