@@ -1,0 +1,117 @@
+package sandbox
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The /etc view holds what anyone may read of /etc, at any depth, and the
+// jail's own accounts; unreadable entries and hidden paths are absent.
+func TestWriteEtcView(t *testing.T) {
+	etc := t.TempDir()
+	files := map[string]os.FileMode{
+		"hosts":                     0o644,
+		"shadow":                    0o640,
+		"ssl/certs/ca.pem":          0o644,
+		"ssl/private/key.pem":       0o644, // under an unreadable directory
+		"a/b/c/d/deep-secret":       0o600, // deeper than any fixed walk
+		"a/b/c/d/deep-public":       0o444,
+		"kilroy/app.pem":            0o644, // hidden
+		"kilroy/public.conf":        0o644,
+		"passwd":                    0o644,
+		"security/opasswd":          0o600,
+		"polkit-1/rules.d/00.rules": 0o644,
+	}
+	for name, mode := range files {
+		p := filepath.Join(etc, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte("content of "+name+"\n"), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Chmod(filepath.Join(etc, "ssl/private"), 0o710)
+	os.Chmod(filepath.Join(etc, "polkit-1/rules.d"), 0o700)
+	os.Symlink("../run/resolv.conf", filepath.Join(etc, "resolv.conf"))
+	state := t.TempDir()
+	view, err := writeEtcView(state, etc, []string{filepath.Join(etc, "kilroy/app.pem")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	filepath.WalkDir(view, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == view || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(view, p)
+		if d.Type()&fs.ModeSymlink != 0 {
+			target, _ := os.Readlink(p)
+			got[rel] = "-> " + target
+			return nil
+		}
+		b, _ := os.ReadFile(p)
+		got[rel] = strings.SplitN(string(b), "\n", 2)[0]
+		return nil
+	})
+	want := map[string]string{
+		"hosts":               "content of hosts",
+		"ssl/certs/ca.pem":    "content of ssl/certs/ca.pem",
+		"a/b/c/d/deep-public": "content of a/b/c/d/deep-public",
+		"kilroy/public.conf":  "content of kilroy/public.conf",
+		"passwd":              "root:x:0:0:root:/root:/bin/sh",
+		"group":               "root:x:0:",
+		"resolv.conf":         "-> ../run/resolv.conf",
+	}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("view of /etc (-got +want):\n%s", diff)
+	}
+	// A second Sandbox gets a view of its own; the views of bot processes
+	// that are gone are removed.
+	stale := filepath.Join(state, "etc-999999999-1")
+	os.Mkdir(stale, 0o755)
+	again, err := writeEtcView(state, etc, nil)
+	if err != nil || again == view {
+		t.Fatalf("second view %q (err %v), first %q", again, err, view)
+	}
+	if _, err := os.Stat(view); err != nil {
+		t.Errorf("the live view was removed: %v", err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("stale view left: %v", err)
+	}
+}
+
+// Nothing is mounted below /etc: the view is one bind, whatever PATH or
+// the operator's read-only directories name under /etc, so what the view
+// leaves out stays out (and no start pays a mount per masked entry).
+func TestJailEtcIsOneMount(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		readOnly []string
+	}{
+		{"default", nil},
+		{"read_only under /etc", []string{"/etc/ssl", "/etc"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := newTestSandbox(t, Config{ReadOnly: tt.readOnly})
+			j := &Jail{Sandbox: s, Workspace: t.TempDir(), ReadOnly: s.readOnly}
+			res, out := jailRun(t, context.Background(), j, `
+				[ "$(hostname)" = kilroy-sandbox ] || { echo UNJAILED; exit 99; }
+				awk '$5 ~ "^/etc(/|$)" { print "MOUNT " $5 }' /proc/self/mountinfo
+				find /etc ! -type l ! -perm -o=r -print 2>&1 | sed 's/^/UNREADABLE /'
+				cat /etc/shadow >/dev/null 2>&1 && echo SHADOW-READ
+				id -un`)
+			if res.ExitCode != 0 {
+				t.Fatalf("exit %d: %s", res.ExitCode, out)
+			}
+			if got, want := strings.TrimSpace(out), "MOUNT /etc\n"+JailUser; got != want {
+				t.Errorf("in the jail (-got +want):\n%s", cmp.Diff(got, want))
+			}
+		})
+	}
+}
