@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -12,50 +14,137 @@ import (
 	"syscall"
 )
 
-// writeEtcView writes the /etc that nodes see into a new directory under
-// stateDir and returns it: a copy of every entry of etc that any user may
-// read, without the hidden paths, and with the jail's own passwd and
-// group. Inside the user namespace of a bot running as root the jail user
-// owns root's files, so /etc/shadow, private keys and the like must not be
-// there at all; they are simply absent here. One bind of this directory
-// replaces a bind of /etc, a mask per unreadable entry and two identity
-// files: every mount costs each start time. The copy is taken once per
-// Sandbox: nodes see /etc as it was when the bot started.
-func writeEtcView(stateDir, etc string, hidden []string) (string, error) {
+// etcView returns the /etc that nodes see, a directory under stateDir: a
+// copy of every entry of etc that any user may read, without the hidden
+// paths, and with the jail's own passwd and group. Inside the user
+// namespace of a bot running as root the jail user owns root's files, so
+// /etc/shadow, private keys and the like must not be there at all; they
+// are simply absent here. One bind of this directory replaces a bind of
+// /etc, a mask per unreadable entry and two identity files: every mount
+// costs each start time.
+//
+// The view is named after a fingerprint of etc (every entry's inode, mode,
+// size and times), so Sandboxes of the same state dir share it while /etc
+// is unchanged, and a Sandbox made after a change gets a new one. Each
+// Sandbox holds a shared lock on its view for as long as its process
+// lives; a view nobody holds is removed by the next Sandbox made.
+func etcView(stateDir, etc string, hidden []string) (string, error) {
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		return "", fmt.Errorf("sandbox: state dir: %w", err)
 	}
-	removeStaleViews(stateDir)
-	dir, err := os.MkdirTemp(stateDir, fmt.Sprintf("etc-%d-", os.Getpid()))
+	fp, err := fingerprint(etc, hidden)
 	if err != nil {
 		return "", fmt.Errorf("sandbox: /etc view: %w", err)
 	}
-	if err := os.Chmod(dir, 0o755); err != nil {
+	dir := filepath.Join(stateDir, "etc-"+fp)
+	if err := holdView(dir + ".lock"); err != nil {
 		return "", fmt.Errorf("sandbox: /etc view: %w", err)
 	}
-	if err := copyReadable(etc, dir, hidden); err != nil {
-		os.RemoveAll(dir)
+	removeUnusedViews(stateDir, dir)
+	if _, err := os.Stat(dir); err == nil {
+		return dir, nil
+	}
+	tmp, err := os.MkdirTemp(stateDir, fmt.Sprintf("etc-tmp-%d-", os.Getpid()))
+	if err != nil {
 		return "", fmt.Errorf("sandbox: /etc view: %w", err)
 	}
-	if err := writeIdentity(dir); err != nil {
-		os.RemoveAll(dir)
-		return "", err
+	defer os.RemoveAll(tmp) // gone after the rename; the leftover of a failure
+	if err := buildView(tmp, etc, hidden); err != nil {
+		return "", fmt.Errorf("sandbox: /etc view: %w", err)
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		if _, statErr := os.Stat(dir); statErr != nil {
+			return "", fmt.Errorf("sandbox: /etc view: %w", err)
+		} // another Sandbox built it meanwhile
 	}
 	return dir, nil
 }
 
-// removeStaleViews removes the /etc views of bot processes that are gone.
-func removeStaleViews(stateDir string) {
+func buildView(dir, etc string, hidden []string) error {
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return err
+	}
+	if err := copyReadable(etc, dir, hidden); err != nil {
+		return err
+	}
+	return writeIdentity(dir)
+}
+
+// fingerprint identifies the state of every entry below etc, and the
+// hidden paths among them.
+func fingerprint(etc string, hidden []string) (string, error) {
+	h := sha256.New()
+	fmt.Fprintf(h, "view 1 uid %d\n", JailUID)
+	for _, p := range hidden {
+		if within(p, etc) {
+			fmt.Fprintf(h, "hidden %s\n", p)
+		}
+	}
+	err := filepath.WalkDir(etc, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			fmt.Fprintf(h, "%s error\n", p) // an unreadable directory: its mode says so
+			return nil
+		}
+		var st syscall.Stat_t
+		if err := syscall.Lstat(p, &st); err != nil {
+			return nil
+		}
+		fmt.Fprintf(h, "%s %d %o %d %d.%d %d.%d\n", p, st.Ino, st.Mode, st.Size,
+			st.Mtim.Sec, st.Mtim.Nsec, st.Ctim.Sec, st.Ctim.Nsec)
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil))[:16], err
+}
+
+// holdView takes a shared lock on the view's lock file for the rest of
+// this process's life (the descriptor is never closed): no other Sandbox
+// removes the view meanwhile.
+func holdView(lockPath string) error {
+	for {
+		f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
+		if err != nil {
+			return err
+		}
+		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
+			f.Close()
+			return err
+		}
+		// A Sandbox removing the view may have unlinked the lock file
+		// while this one waited for it: lock the file that is there now.
+		var held, now syscall.Stat_t
+		if syscall.Fstat(int(f.Fd()), &held) == nil && syscall.Stat(lockPath, &now) == nil && held.Ino == now.Ino {
+			return nil
+		}
+		f.Close()
+	}
+}
+
+// removeUnusedViews removes the views in stateDir other than keep that no
+// Sandbox holds, and the unfinished views of processes that are gone.
+func removeUnusedViews(stateDir, keep string) {
 	ents, _ := os.ReadDir(stateDir)
 	for _, e := range ents {
-		rest, ok := strings.CutPrefix(e.Name(), "etc-")
-		pid, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
-		if !ok || err != nil || !e.IsDir() {
+		p := filepath.Join(stateDir, e.Name())
+		if rest, ok := strings.CutPrefix(e.Name(), "etc-tmp-"); ok {
+			pid, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
+			if err == nil && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+				os.RemoveAll(p)
+			}
 			continue
 		}
-		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
-			os.RemoveAll(filepath.Join(stateDir, e.Name()))
+		view, ok := strings.CutSuffix(p, ".lock")
+		if !ok || !strings.HasPrefix(e.Name(), "etc-") || view == keep {
+			continue
 		}
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			continue
+		}
+		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) == nil {
+			os.RemoveAll(view)
+			os.Remove(p)
+		}
+		f.Close()
 	}
 }
 

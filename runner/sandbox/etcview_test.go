@@ -13,7 +13,7 @@ import (
 
 // The /etc view holds what anyone may read of /etc, at any depth, and the
 // jail's own accounts; unreadable entries and hidden paths are absent.
-func TestWriteEtcView(t *testing.T) {
+func TestEtcView(t *testing.T) {
 	etc := t.TempDir()
 	files := map[string]os.FileMode{
 		"hosts":                     0o644,
@@ -39,7 +39,8 @@ func TestWriteEtcView(t *testing.T) {
 	os.Chmod(filepath.Join(etc, "polkit-1/rules.d"), 0o700)
 	os.Symlink("../run/resolv.conf", filepath.Join(etc, "resolv.conf"))
 	state := t.TempDir()
-	view, err := writeEtcView(state, etc, []string{filepath.Join(etc, "kilroy/app.pem")})
+	hidden := []string{filepath.Join(etc, "kilroy/app.pem")}
+	view, err := etcView(state, etc, hidden)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,19 +71,29 @@ func TestWriteEtcView(t *testing.T) {
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("view of /etc (-got +want):\n%s", diff)
 	}
-	// A second Sandbox gets a view of its own; the views of bot processes
-	// that are gone are removed.
-	stale := filepath.Join(state, "etc-999999999-1")
-	os.Mkdir(stale, 0o755)
-	again, err := writeEtcView(state, etc, nil)
-	if err != nil || again == view {
-		t.Fatalf("second view %q (err %v), first %q", again, err, view)
+	// Sandboxes share the view while /etc is unchanged; a change makes a
+	// new one, and the next Sandbox removes views nobody holds (the
+	// first stays: this process holds it) and unfinished ones.
+	if again, err := etcView(state, etc, hidden); err != nil || again != view {
+		t.Errorf("second view %q (err %v), want the first, %q", again, err, view)
 	}
-	if _, err := os.Stat(view); err != nil {
-		t.Errorf("the live view was removed: %v", err)
+	os.WriteFile(filepath.Join(etc, "hosts"), []byte("changed\n"), 0o644)
+	unheld, unfinished := filepath.Join(state, "etc-0123456789abcdef"), filepath.Join(state, "etc-tmp-999999999-1")
+	for _, d := range []string{unheld, unfinished} {
+		os.Mkdir(d, 0o755)
 	}
-	if _, err := os.Stat(stale); !os.IsNotExist(err) {
-		t.Errorf("stale view left: %v", err)
+	os.WriteFile(unheld+".lock", nil, 0o644)
+	changed, err := etcView(state, etc, hidden)
+	if err != nil || changed == view {
+		t.Fatalf("view after a change %q (err %v), want a new one", changed, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(changed, "hosts")); string(b) != "changed\n" {
+		t.Errorf("new view's hosts = %q", b)
+	}
+	for p, want := range map[string]bool{view: true, unheld: false, unheld + ".lock": false, unfinished: false} {
+		if _, err := os.Stat(p); (err == nil) != want {
+			t.Errorf("%s: exists = %v, want %v", p, err == nil, want)
+		}
 	}
 }
 

@@ -32,7 +32,7 @@ type mount struct {
 }
 
 // systemDirs are shown read-only; /etc as the Sandbox's view of it
-// (writeEtcView). Nothing else of the host is there unless a Jail names it.
+// (etcView). Nothing else of the host is there unless a Jail names it.
 var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/etc"}
 
 // toolchainVars name directories a node reads its toolchains from; they

@@ -21,7 +21,10 @@ func newTestSandbox(t *testing.T, cfg Config) *Sandbox {
 		cfg.PATH = HostEnv()["PATH"]
 	}
 	if cfg.StateDir == "" {
-		cfg.StateDir = filepath.Join(t.TempDir(), "sandbox-state")
+		// Shared by the tests (and test runs): they then share one view of
+		// /etc, as the Sandboxes of one bot do, instead of copying /etc
+		// each.
+		cfg.StateDir = filepath.Join(os.TempDir(), "kilroy-sandbox-test-state")
 	}
 	s, err := New(cfg)
 	if err != nil {
