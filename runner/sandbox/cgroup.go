@@ -127,15 +127,21 @@ func (cg *nodeCgroup) join(pid int) error {
 	return nil
 }
 
-// finish reads what the cgroup counted and kills anything left in it. The
-// kernel reaps a dead pid namespace asynchronously, so the empty cgroups
-// are removed in the background rather than waited for.
-func (cg *nodeCgroup) finish() cgroupEvents {
+// finish ends the node's cgroups. After a clean exit (status 0, no
+// signal) there is nothing to read or kill: bwrap's monitor exited
+// normally, which it does only once the node's pid namespace is empty (its
+// init ends last, after the kernel has killed the rest). Otherwise it
+// reads what the cgroups counted, for LimitHit, and kills anything left in
+// them at once. Either way the cgroups are removed in the background.
+func (cg *nodeCgroup) finish(clean bool) cgroupEvents {
 	var ev cgroupEvents
 	if cg == nil {
 		return ev
 	}
 	for _, d := range cg.dirs {
+		if clean {
+			continue
+		}
 		ev.pidsMax += readCounter(filepath.Join(d, "pids.events"), "max")
 		ev.oomKills += readCounter(filepath.Join(d, "memory.oom_control"), "oom_kill")
 		killAll(filepath.Join(d, "cgroup.procs"))
