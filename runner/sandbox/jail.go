@@ -195,18 +195,32 @@ func (j *Jail) wrap(env []string, dir string, argv []string) ([]string, *jailSta
 
 // namespaceArgs are bwrap's options besides the mounts: every namespace
 // but the network's (unless the policy turns it off), the jail user, a
-// fresh /proc of the node's own pid namespace, a minimal /dev, and the
-// sandbox killed with the bot.
+// fresh /proc of the node's own pid namespace, a minimal /dev (devArgs),
+// and the sandbox killed with the bot.
 func (s *Sandbox) namespaceArgs() []string {
 	a := []string{"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"}
 	if s.noNetwork {
 		a = append(a, "--unshare-net")
 	}
-	return append(a,
+	a = append(a,
 		"--uid", strconv.Itoa(JailUID), "--gid", strconv.Itoa(JailGID),
 		"--hostname", "kilroy-sandbox",
 		"--die-with-parent",
-		"--proc", "/proc", "--dev", "/dev")
+		"--proc", "/proc")
+	return append(a, devArgs...)
+}
+
+// devArgs make the jail's /dev: the four devices programs use, /dev/random
+// as a link to urandom (the same device since Linux 5.6), the descriptor
+// links and an empty /dev/shm. bwrap's --dev would add /dev/tty and a
+// private devpts (a node has no terminal) at two more binds: every bind
+// costs each start a pass over the mount table.
+var devArgs = []string{
+	"--dev-bind", "/dev/null", "/dev/null", "--dev-bind", "/dev/zero", "/dev/zero",
+	"--dev-bind", "/dev/full", "/dev/full", "--dev-bind", "/dev/urandom", "/dev/urandom",
+	"--symlink", "urandom", "/dev/random", "--symlink", "/proc/self/fd", "/dev/fd",
+	"--symlink", "/proc/self/fd/0", "/dev/stdin", "--symlink", "/proc/self/fd/1", "/dev/stdout",
+	"--symlink", "/proc/self/fd/2", "/dev/stderr", "--dir", "/dev/shm",
 }
 
 // cacheVars name the caches a node writes through (module downloads,
