@@ -18,19 +18,22 @@ import (
 // v2 without delegation, a read-only cgroupfs) rlimits alone apply.
 type cgroupRoot struct {
 	pids, memory string
+	limits       Limits
+	spare        chan *nodeCgroup // made ahead of need; see take
+	filling      atomic.Bool
 }
 
 var cgroupSeq atomic.Uint64
 
 // findCgroupRoot returns the writable v1 pids and memory hierarchies of
-// this process's cgroups, or nil.
-func findCgroupRoot() *cgroupRoot {
+// this process's cgroups, for nodes under limits l, or nil.
+func findCgroupRoot(l Limits) *cgroupRoot {
 	f, err := os.Open("/proc/self/cgroup")
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	r := &cgroupRoot{}
+	r := &cgroupRoot{limits: l, spare: make(chan *nodeCgroup, spareCgroups)}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		parts := strings.SplitN(sc.Text(), ":", 3)
@@ -50,6 +53,7 @@ func findCgroupRoot() *cgroupRoot {
 	if r.pids == "" {
 		return nil // the process count is what rlimits cannot bound for root
 	}
+	r.removeStale()
 	return r
 }
 
@@ -77,7 +81,8 @@ type cgroupEvents struct {
 	oomKills int // processes the kernel killed at the memory limit
 }
 
-func (r *cgroupRoot) create(l Limits) (*nodeCgroup, error) {
+func (r *cgroupRoot) create() (*nodeCgroup, error) {
+	l := r.limits
 	if r == nil {
 		return nil, nil
 	}

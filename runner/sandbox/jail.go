@@ -87,7 +87,7 @@ func New(cfg Config) (*Sandbox, error) {
 	if s.etc, err = etcView(cfg.StateDir, "/etc", s.hidden); err != nil {
 		return nil, err
 	}
-	s.cgroups = findCgroupRoot()
+	s.cgroups = findCgroupRoot(s.limits)
 	return s, nil
 }
 
