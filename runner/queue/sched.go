@@ -1,0 +1,199 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// The scheduler. A run job is inserted pending, so River does not hand it
+// to a worker by itself; the scheduler decides which run goes next and
+// makes its job available (River's JobRetry). The decision is made in the
+// database, in one transaction that every process takes in turn (an
+// advisory lock with Postgres; SQLite has one writer), so replicas share
+// one order and one count of what is going:
+//
+//   - a process dispatches at most as many runs as it has idle workers,
+//     less those it dispatched that have not started yet;
+//   - each pick goes to the least-served installation: fewest runs going
+//     (running or dispatched), then the one whose last run was dispatched
+//     longest ago; within it the oldest queued run (pick);
+//   - a run whose installation or repository has Caps runs going waits,
+//     queued, and Options.Capped hears why, once per cause.
+//
+// A pass runs when runs are enqueued, when a run of this process ends,
+// and every dispatchEvery, which is how a replica learns of runs another
+// one enqueued or finished. River fetches a dispatched job within its
+// fetch poll interval (runFetchPoll).
+
+const (
+	dispatchEvery = time.Second
+	// runFetchPoll is how often River looks for available run jobs: a
+	// dispatched job is not announced to River, so this bounds the time
+	// from dispatch to start.
+	runFetchPoll     = 100 * time.Millisecond
+	runFetchCooldown = 10 * time.Millisecond
+)
+
+// CappedRun is a queued run held back by a cap, and why.
+type CappedRun struct {
+	Run
+	InstallationID int64
+	// Reason says which cap, as a sentence fragment such as "octo/widgets
+	// has 1 run going, this server's limit per repository (…)".
+	Reason string
+}
+
+// scheduler is the queue's dispatch state.
+type scheduler struct {
+	q       schedQueries
+	caps    Caps
+	workers int
+	// waiting hears of runs held back by a cap; nil for none.
+	waiting func(ctx context.Context, w CappedRun)
+	kick    chan struct{}
+}
+
+func newScheduler(d dialect, opts Options) *scheduler {
+	return &scheduler{q: newSchedQueries(d), caps: opts.Caps, workers: opts.Workers,
+		waiting: opts.Capped, kick: make(chan struct{}, 1)}
+}
+
+// kickDispatch asks for a dispatch pass soon; it never blocks.
+func (q *Queue) kickDispatch() {
+	select {
+	case q.sched.kick <- struct{}{}:
+	default:
+	}
+}
+
+// recordSched records a new run for the scheduler, in its enqueue
+// transaction.
+func (q *Queue) recordSched(ctx context.Context, tx txOps, args RunArgs, now int64) error {
+	if _, err := tx.exec(ctx, q.sched.q.insert, args.RunID, args.InstallationID, args.Repo, now); err != nil {
+		return fmt.Errorf("schedule run %s: %w", args.RunID, err)
+	}
+	return nil
+}
+
+// dispatchLoop runs dispatch passes until ctx ends.
+func (q *Queue) dispatchLoop(ctx context.Context, done chan<- struct{}) {
+	defer close(done)
+	tick := time.NewTicker(dispatchEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-q.sched.kick:
+		case <-tick.C:
+		}
+		if q.stopping.Load() {
+			continue
+		}
+		if err := q.dispatch(ctx); err != nil && ctx.Err() == nil {
+			q.log.Error("queue: dispatch runs", "err", err)
+		}
+	}
+}
+
+// dispatch makes the next runs available to this process's idle workers.
+func (q *Queue) dispatch(ctx context.Context) error {
+	idle := q.sched.workers - q.active.len()
+	if idle <= 0 {
+		return nil
+	}
+	if n, err := q.count(ctx, "waiting runs", q.sched.q.anyWaiting); err != nil || n == 0 {
+		return err
+	}
+	var held []CappedRun
+	err := q.eng.inTx(ctx, func(tx txOps) error {
+		var err error
+		held, err = q.dispatchTx(ctx, tx, idle)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	q.tellWaiting(ctx, held)
+	return nil
+}
+
+// dispatchTx dispatches up to idle runs, less those this process
+// dispatched that have not started, and returns the runs newly held back
+// by a cap.
+func (q *Queue) dispatchTx(ctx context.Context, tx txOps, idle int) ([]CappedRun, error) {
+	sq := q.sched.q
+	if sq.lock != "" {
+		if _, err := tx.exec(ctx, sq.lock); err != nil {
+			return nil, fmt.Errorf("dispatch lock: %w", err)
+		}
+	}
+	if _, err := tx.exec(ctx, sq.clean); err != nil {
+		return nil, fmt.Errorf("clean finished runs: %w", err)
+	}
+	pending, err := countTx(ctx, tx, sq.dispatchedBy, q.owner)
+	if err != nil {
+		return nil, err
+	}
+	for n := idle - pending; ; n-- {
+		snap, err := q.snapshot(ctx, tx)
+		if err != nil {
+			return nil, err
+		}
+		g, ok := pick(snap, q.sched.caps)
+		if !ok || n <= 0 {
+			return q.markCapped(ctx, tx, snap)
+		}
+		if err := q.dispatchOldest(ctx, tx, g); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// dispatchOldest makes the oldest queued run of g available to workers.
+func (q *Queue) dispatchOldest(ctx context.Context, tx txOps, g schedGroup) error {
+	sq := q.sched.q
+	r, err := tx.query(ctx, sq.oldest, g.Installation, g.Repo)
+	if err != nil {
+		return fmt.Errorf("oldest run of %s: %w", g.Repo, err)
+	}
+	var runID string
+	var jobID int64
+	found := r.Next()
+	if found {
+		err = r.Scan(&runID, &jobID)
+	}
+	err = firstErr(err, r.Err())
+	r.Close()
+	if err != nil || !found {
+		return firstErr(err, fmt.Errorf("oldest run of %s: none", g.Repo))
+	}
+	now := nowMillis()
+	if _, err := tx.exec(ctx, sq.dispatch, now, q.owner, runID); err != nil {
+		return fmt.Errorf("dispatch run %s: %w", runID, err)
+	}
+	if _, err := tx.exec(ctx, sq.touch, g.Installation, now); err != nil {
+		return fmt.Errorf("dispatch run %s: %w", runID, err)
+	}
+	if err := tx.retryJob(ctx, jobID); err != nil {
+		return fmt.Errorf("dispatch run %s: make job %d available: %w", runID, jobID, err)
+	}
+	return nil
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// len counts the runs this process is working.
+func (a *activeRuns) len() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.m)
+}

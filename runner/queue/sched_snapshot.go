@@ -1,0 +1,126 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+)
+
+// snapshot reads what the picker decides on, in the dispatch transaction.
+func (q *Queue) snapshot(ctx context.Context, tx txOps) (schedSnapshot, error) {
+	s := schedSnapshot{BusyInst: map[int64]int{}, BusyRepo: map[string]int{}, LastStarted: map[int64]int64{}}
+	sq := q.sched.q
+	err := scanEach(ctx, tx, sq.busy, func(r rows) error {
+		var inst int64
+		var repo string
+		var n int
+		if err := r.Scan(&inst, &repo, &n); err != nil {
+			return err
+		}
+		s.BusyInst[inst] += n
+		s.BusyRepo[repo] += n
+		return nil
+	})
+	if err != nil {
+		return s, fmt.Errorf("runs going: %w", err)
+	}
+	err = scanEach(ctx, tx, sq.groups, func(r rows) error {
+		var g schedGroup
+		if err := r.Scan(&g.Installation, &g.Repo, &g.Oldest); err != nil {
+			return err
+		}
+		s.Groups = append(s.Groups, g)
+		return nil
+	})
+	if err != nil {
+		return s, fmt.Errorf("queued runs: %w", err)
+	}
+	err = scanEach(ctx, tx, sq.lastStarted, func(r rows) error {
+		var inst, at int64
+		if err := r.Scan(&inst, &at); err != nil {
+			return err
+		}
+		s.LastStarted[inst] = at
+		return nil
+	})
+	if err != nil {
+		return s, fmt.Errorf("installations' last starts: %w", err)
+	}
+	return s, nil
+}
+
+// markCapped records why the queued runs of capped groups wait and
+// returns those not told before.
+func (q *Queue) markCapped(ctx context.Context, tx txOps, s schedSnapshot) ([]CappedRun, error) {
+	if q.sched.waiting == nil {
+		return nil, nil
+	}
+	var out []CappedRun
+	for _, g := range s.Groups {
+		reason := capReached(s, g, q.sched.caps)
+		if reason == "" {
+			continue
+		}
+		var ids []string
+		err := scanEach(ctx, tx, q.sched.q.capped, func(r rows) error {
+			var id string
+			err := r.Scan(&id)
+			ids = append(ids, id)
+			return err
+		}, g.Installation, g.Repo, reason)
+		if err != nil {
+			return nil, fmt.Errorf("capped runs of %s: %w", g.Repo, err)
+		}
+		for _, id := range ids {
+			if _, err := tx.exec(ctx, q.sched.q.markWaiting, reason, id); err != nil {
+				return nil, fmt.Errorf("mark run %s waiting: %w", id, err)
+			}
+			run, err := q.runIn(ctx, tx, id)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, CappedRun{Run: run, InstallationID: g.Installation, Reason: reason})
+		}
+	}
+	return out, nil
+}
+
+func (q *Queue) runIn(ctx context.Context, tx txOps, runID string) (Run, error) {
+	runs, err := queryRuns(ctx, tx, q.q.getRun, runID)
+	if err != nil || len(runs) == 0 {
+		return Run{}, firstErr(err, fmt.Errorf("run %s: %w", runID, errNoRun))
+	}
+	return runs[0], nil
+}
+
+// tellWaiting hands the runs newly held back to Options.Capped, after
+// their transaction committed.
+func (q *Queue) tellWaiting(ctx context.Context, held []CappedRun) {
+	for _, w := range held {
+		q.sched.waiting(ctx, w)
+	}
+}
+
+// scanEach runs query and calls fn for each row.
+func scanEach(ctx context.Context, db sqlExec, query string, fn func(rows) error, args ...any) error {
+	r, err := db.query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for r.Next() {
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	return r.Err()
+}
+
+// countTx runs a SELECT COUNT(*) statement in tx.
+func countTx(ctx context.Context, tx txOps, query string, args ...any) (int, error) {
+	n := 0
+	err := scanEach(ctx, tx, query, func(r rows) error { return r.Scan(&n) }, args...)
+	if err != nil {
+		return 0, fmt.Errorf("count: %w", err)
+	}
+	return n, nil
+}
