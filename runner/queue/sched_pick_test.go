@@ -64,7 +64,7 @@ func TestPick(t *testing.T) {
 			name: "installation at its cap waits, even with the oldest run",
 			snap: schedSnapshot{Groups: []schedGroup{c1, b1}, BusyInst: map[int64]int{3: 2, 2: 5},
 				BusyRepo: map[string]int{"c/one": 2, "b/one": 5}},
-			caps: Caps{PerInstallation: 2},
+			caps:    Caps{PerInstallation: 2},
 			wantNot: true,
 		},
 		{
