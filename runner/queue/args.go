@@ -50,11 +50,10 @@ func (RunArgs) Kind() string { return "kilroy.run" }
 // InsertOpts makes every run job unique by its identity while unfinished and
 // attempted once: handler errors are final, interruptions are resumed by the
 // queue's own reclaim (see the package comment). Run jobs are inserted
-// pending: the scheduler makes them available (sched.go).
+// pending (insertOptsOf): the scheduler makes them available (sched.go).
 func (RunArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{
 		MaxAttempts: 1,
-		Pending:     true,
 		Queue:       queueName,
 		UniqueOpts: river.UniqueOpts{
 			ByArgs: true,

@@ -139,7 +139,17 @@ type riverTx[TTx any] struct {
 }
 
 func (t *riverTx[TTx]) insertJob(ctx context.Context, args river.JobArgs) (*rivertype.JobInsertResult, error) {
-	return t.e.client.InsertTx(ctx, t.tx, args, nil)
+	return t.e.client.InsertTx(ctx, t.tx, args, insertOptsOf(args))
+}
+
+// insertOptsOf inserts run jobs pending, for the scheduler to dispatch
+// (sched.go): River takes Pending only from the options of the insert
+// call, not from the args' InsertOpts, whose other options still apply.
+func insertOptsOf(args river.JobArgs) *river.InsertOpts {
+	if _, ok := args.(RunArgs); ok {
+		return &river.InsertOpts{Pending: true}
+	}
+	return nil
 }
 
 func (t *riverTx[TTx]) insertJobs(ctx context.Context, args []river.JobArgs) ([]*rivertype.JobInsertResult, error) {
