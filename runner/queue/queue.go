@@ -55,8 +55,9 @@ type Options struct {
 	// across every process sharing the database (sched.go).
 	Caps Caps
 	// Capped, if set, hears of each queued run held back by a cap, once
-	// per cause, outside any transaction.
-	Capped func(ctx context.Context, w CappedRun)
+	// per cause, in a goroutine of its own; an error (the run's check does
+	// not exist yet, say) makes it hear of the run again a second later.
+	Capped func(ctx context.Context, w CappedRun) error
 }
 
 func (o Options) withDefaults() Options {

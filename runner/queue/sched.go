@@ -33,6 +33,11 @@ const (
 	// from dispatch to start.
 	runFetchPoll     = 100 * time.Millisecond
 	runFetchCooldown = 10 * time.Millisecond
+	// tellBacklog is how many capped runs may wait for Options.Capped;
+	// more are told on a later pass.
+	tellBacklog = 64
+	// tellTimeout bounds one call of Options.Capped.
+	tellTimeout = 30 * time.Second
 )
 
 // CappedRun is a queued run held back by a cap, and why.
@@ -49,14 +54,16 @@ type scheduler struct {
 	q       schedQueries
 	caps    Caps
 	workers int
-	// waiting hears of runs held back by a cap; nil for none.
-	waiting func(ctx context.Context, w CappedRun)
+	// waiting hears of runs held back by a cap; nil for none. tell feeds
+	// it (tellLoop), so a slow hook never holds up dispatching.
+	waiting func(ctx context.Context, w CappedRun) error
+	tell    chan CappedRun
 	kick    chan struct{}
 }
 
 func newScheduler(d dialect, opts Options) *scheduler {
 	return &scheduler{q: newSchedQueries(d), caps: opts.Caps, workers: opts.Workers,
-		waiting: opts.Capped, kick: make(chan struct{}, 1)}
+		waiting: opts.Capped, tell: make(chan CappedRun, tellBacklog), kick: make(chan struct{}, 1)}
 }
 
 // kickDispatch asks for a dispatch pass soon; it never blocks.
@@ -79,6 +86,9 @@ func (q *Queue) recordSched(ctx context.Context, tx txOps, args RunArgs, now int
 // dispatchLoop runs dispatch passes until ctx ends.
 func (q *Queue) dispatchLoop(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
+	telling := make(chan struct{})
+	go q.tellLoop(ctx, telling)
+	defer func() { <-telling }()
 	tick := time.NewTicker(dispatchEvery)
 	defer tick.Stop()
 	for {

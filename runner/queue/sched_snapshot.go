@@ -92,11 +92,42 @@ func (q *Queue) runIn(ctx context.Context, tx txOps, runID string) (Run, error) 
 	return runs[0], nil
 }
 
-// tellWaiting hands the runs newly held back to Options.Capped, after
-// their transaction committed.
+// tellWaiting hands the runs newly held back to tellLoop, after their
+// transaction committed; those that do not fit are told on a later pass.
 func (q *Queue) tellWaiting(ctx context.Context, held []CappedRun) {
-	for _, w := range held {
-		q.sched.waiting(ctx, w)
+	for _, c := range held {
+		select {
+		case q.sched.tell <- c:
+		default:
+			q.untold(ctx, c)
+		}
+	}
+}
+
+// tellLoop calls Options.Capped for each capped run until ctx ends.
+func (q *Queue) tellLoop(ctx context.Context, done chan<- struct{}) {
+	defer close(done)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case c := <-q.sched.tell:
+			tctx, cancel := context.WithTimeout(ctx, tellTimeout)
+			err := q.sched.waiting(tctx, c)
+			cancel()
+			if err != nil {
+				q.log.Debug("queue: tell why a run waits", "run", c.ID, "err", err)
+				q.untold(ctx, c)
+			}
+		}
+	}
+}
+
+// untold forgets that c's run was told why it waits, so a later pass
+// tells it again.
+func (q *Queue) untold(ctx context.Context, c CappedRun) {
+	if _, err := q.eng.pool().exec(ctx, q.sched.q.untold, c.ID, c.Reason); err != nil && ctx.Err() == nil {
+		q.log.Error("queue: tell why a run waits", "run", c.ID, "err", err)
 	}
 }
 

@@ -38,6 +38,7 @@ type schedQueries struct {
 	touch        string
 	capped       string
 	markWaiting  string
+	untold       string
 }
 
 // unfinishedSched joins a sched row to its run while the run is queued or
@@ -74,6 +75,7 @@ func newSchedQueries(d dialect) schedQueries {
 			`WHERE s.dispatched_at = 0 AND s.installation_id = ? AND s.repo = ? AND r.state = 'queued'
 			AND s.waiting <> ? ORDER BY s.queued_at, s.run_id`),
 		markWaiting: d.rebind(`UPDATE sched SET waiting = ? WHERE run_id = ? AND dispatched_at = 0`),
+		untold:      d.rebind(`UPDATE sched SET waiting = '' WHERE run_id = ? AND waiting = ?`),
 	}
 	if d.schemaLock != "" {
 		// Another constant key than the schema lock's: "kilroz".

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -112,7 +113,7 @@ func testSchedFair(t *testing.T, open optsOpener) {
 func testSchedCaps(t *testing.T, open optsOpener) {
 	capped := make(chan CappedRun, 10)
 	q := open(t, Options{Workers: 2, Caps: Caps{PerRepository: 1},
-		Capped: func(_ context.Context, c CappedRun) { capped <- c }})
+		Capped: func(_ context.Context, c CappedRun) error { capped <- c; return nil }})
 	var dl deliveries
 	first := enqueue(t, q, dl.next(), tenantArgs(1, "octo/widgets", 1)).Jobs[0].RunID
 	second := enqueue(t, q, dl.next(), tenantArgs(1, "octo/widgets", 2)).Jobs[0].RunID
@@ -143,5 +144,37 @@ func testSchedCaps(t *testing.T, open optsOpener) {
 	case c := <-capped:
 		t.Errorf("capped reported again: %+v", c)
 	default:
+	}
+}
+
+// TestSchedCappedToldAgain: a Capped hook that fails (the run's check
+// does not exist yet) hears of the run again, and not after it succeeds.
+func TestSchedCappedToldAgain(t *testing.T) {
+	calls := make(chan CappedRun, 10)
+	var n atomic.Int32
+	q := sqliteOptsOpener(t.TempDir())(t, Options{Workers: 2, Caps: Caps{PerRepository: 1},
+		Capped: func(_ context.Context, c CappedRun) error {
+			calls <- c
+			if n.Add(1) == 1 {
+				return fmt.Errorf("no check yet")
+			}
+			return nil
+		}})
+	var dl deliveries
+	first := enqueue(t, q, dl.next(), tenantArgs(1, "octo/widgets", 1)).Jobs[0].RunID
+	second := enqueue(t, q, dl.next(), tenantArgs(1, "octo/widgets", 2)).Jobs[0].RunID
+	g := newGatedRuns()
+	startQueue(t, q, g.handle)
+	recv(t, g.started, "the first run to start")
+	for i := range 2 {
+		if c := recv(t, calls, "the hook to hear of the second run"); c.ID != second {
+			t.Fatalf("call %d: capped run %s, want %s", i+1, c.ID, second)
+		}
+	}
+	g.finish(first)
+	recv(t, g.started, "the second run to start")
+	g.finish(second)
+	if n := len(calls); n != 0 {
+		t.Errorf("the hook heard of %d more runs after it succeeded", n)
 	}
 }
