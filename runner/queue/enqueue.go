@@ -176,7 +176,7 @@ func (q *Queue) enqueueJob(ctx context.Context, tx txOps, args RunArgs, now int6
 		ins.Job.ID, now, now); err != nil {
 		return Enqueued{}, nil, fmt.Errorf("record run %s: %w", args.RunID, err)
 	}
-	if err := q.recordSched(ctx, tx, args, now); err != nil {
+	if err := q.recordSched(ctx, tx, args, ins.Job.ID, now); err != nil {
 		return Enqueued{}, nil, err
 	}
 	return Enqueued{RunID: args.RunID, JobID: ins.Job.ID}, sup, nil

@@ -28,7 +28,7 @@ func postgresBinDirs() []string {
 }
 
 // findPostgres returns the paths of initdb and pg_ctl, or skips the test.
-func findPostgres(t *testing.T) (initdb, pgctl string) {
+func findPostgres(t testing.TB) (initdb, pgctl string) {
 	t.Helper()
 	for _, dir := range postgresBinDirs() {
 		i, p := filepath.Join(dir, "initdb"), filepath.Join(dir, "pg_ctl")
@@ -53,7 +53,7 @@ func isExecutable(path string) bool {
 // unix socket in that dir, and returns its URL. The server stops in
 // t.Cleanup. Postgres refuses to run as root, so as root the server runs as
 // the "postgres" user.
-func startPostgres(t *testing.T) string {
+func startPostgres(t testing.TB) string {
 	t.Helper()
 	initdb, pgctl := findPostgres(t)
 	dir := t.TempDir()
@@ -76,7 +76,7 @@ func startPostgres(t *testing.T) string {
 
 // postgresCredential returns nil when not root. As root it returns the
 // postgres user's credential and opens dir to it.
-func postgresCredential(t *testing.T, dir string) *syscall.Credential {
+func postgresCredential(t testing.TB, dir string) *syscall.Credential {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		return nil
@@ -96,7 +96,7 @@ func postgresCredential(t *testing.T, dir string) *syscall.Credential {
 	return cred
 }
 
-func chown(t *testing.T, cred *syscall.Credential, path string) {
+func chown(t testing.TB, cred *syscall.Credential, path string) {
 	t.Helper()
 	if cred == nil {
 		return
@@ -106,7 +106,7 @@ func chown(t *testing.T, cred *syscall.Credential, path string) {
 	}
 }
 
-func runAs(t *testing.T, cred *syscall.Credential, name string, args ...string) {
+func runAs(t testing.TB, cred *syscall.Credential, name string, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -123,7 +123,7 @@ func runAs(t *testing.T, cred *syscall.Credential, name string, args ...string) 
 
 // freePort returns a TCP port nobody listens on; the server uses it only to
 // name its socket, so a later collision cannot make the test flaky.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -3,6 +3,7 @@ package queue
 import (
 	"cmp"
 	"fmt"
+	"slices"
 )
 
 // Caps bound how many runs go at once across every process sharing the
@@ -91,4 +92,20 @@ func runsWord(n int) string {
 		return "1 run"
 	}
 	return fmt.Sprintf("%d runs", n)
+}
+
+// dispatched records in s that a run of g was dispatched at now, so the
+// next pick of the same pass sees it going. g keeps its oldest time: the
+// picker orders installations by it only after runs going and last start.
+func (s *schedSnapshot) dispatched(g schedGroup, now int64) {
+	s.BusyInst[g.Installation]++
+	s.BusyRepo[g.Repo]++
+	s.LastStarted[g.Installation] = now
+}
+
+// drop removes g, which has no run left waiting, from s.
+func (s *schedSnapshot) drop(g schedGroup) {
+	s.Groups = slices.DeleteFunc(s.Groups, func(x schedGroup) bool {
+		return x.Installation == g.Installation && x.Repo == g.Repo
+	})
 }

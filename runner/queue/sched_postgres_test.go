@@ -62,7 +62,7 @@ func testSchedReplicas(t *testing.T, open optsOpener) {
 
 // freshDB creates a database of its own for a test on the server at url
 // and returns its URL.
-func freshDB(t *testing.T, url string) string {
+func freshDB(t testing.TB, url string) string {
 	t.Helper()
 	ctx := t.Context()
 	conn, err := pgx.Connect(ctx, url)

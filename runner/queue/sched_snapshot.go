@@ -5,45 +5,30 @@ import (
 	"fmt"
 )
 
-// snapshot reads what the picker decides on, in the dispatch transaction.
+// snapshot reads what the picker decides on, in the dispatch
+// transaction, with one statement.
 func (q *Queue) snapshot(ctx context.Context, tx txOps) (schedSnapshot, error) {
 	s := schedSnapshot{BusyInst: map[int64]int{}, BusyRepo: map[string]int{}, LastStarted: map[int64]int64{}}
-	sq := q.sched.q
-	err := scanEach(ctx, tx, sq.busy, func(r rows) error {
-		var inst int64
+	err := scanEach(ctx, tx, q.sched.q.snapshot, func(r rows) error {
+		var kind int
+		var inst, n int64
 		var repo string
-		var n int
-		if err := r.Scan(&inst, &repo, &n); err != nil {
+		if err := r.Scan(&kind, &inst, &repo, &n); err != nil {
 			return err
 		}
-		s.BusyInst[inst] += n
-		s.BusyRepo[repo] += n
+		switch kind {
+		case 0:
+			s.BusyInst[inst] += int(n)
+			s.BusyRepo[repo] += int(n)
+		case 1:
+			s.Groups = append(s.Groups, schedGroup{Installation: inst, Repo: repo, Oldest: n})
+		default:
+			s.LastStarted[inst] = n
+		}
 		return nil
 	})
 	if err != nil {
-		return s, fmt.Errorf("runs going: %w", err)
-	}
-	err = scanEach(ctx, tx, sq.groups, func(r rows) error {
-		var g schedGroup
-		if err := r.Scan(&g.Installation, &g.Repo, &g.Oldest); err != nil {
-			return err
-		}
-		s.Groups = append(s.Groups, g)
-		return nil
-	})
-	if err != nil {
-		return s, fmt.Errorf("queued runs: %w", err)
-	}
-	err = scanEach(ctx, tx, sq.lastStarted, func(r rows) error {
-		var inst, at int64
-		if err := r.Scan(&inst, &at); err != nil {
-			return err
-		}
-		s.LastStarted[inst] = at
-		return nil
-	})
-	if err != nil {
-		return s, fmt.Errorf("installations' last starts: %w", err)
+		return s, fmt.Errorf("scheduler state: %w", err)
 	}
 	return s, nil
 }

@@ -11,6 +11,7 @@ func schedSchema() []string {
 	installation_id BIGINT NOT NULL,
 	repo TEXT NOT NULL,
 	queued_at BIGINT NOT NULL,
+	job_id BIGINT NOT NULL,
 	dispatched_at BIGINT NOT NULL DEFAULT 0, -- 0 while it waits for the scheduler
 	dispatched_by TEXT NOT NULL DEFAULT '',  -- the process that dispatched it
 	waiting TEXT NOT NULL DEFAULT ''         -- the cap it last waited for
@@ -30,10 +31,7 @@ type schedQueries struct {
 	clean        string
 	anyWaiting   string
 	dispatchedBy string // dispatched, not yet started, by this process
-	busy         string
-	groups       string
-	lastStarted  string
-	oldest       string
+	snapshot     string
 	dispatch     string
 	touch        string
 	capped       string
@@ -47,7 +45,7 @@ const unfinishedSched = ` FROM sched s JOIN runs r ON r.run_id = s.run_id `
 
 func newSchedQueries(d dialect) schedQueries {
 	q := schedQueries{
-		insert: d.rebind(`INSERT INTO sched (run_id, installation_id, repo, queued_at) VALUES (?, ?, ?, ?)
+		insert: d.rebind(`INSERT INTO sched (run_id, installation_id, repo, queued_at, job_id) VALUES (?, ?, ?, ?, ?)
 			ON CONFLICT (run_id) DO NOTHING`),
 		clean: `DELETE FROM sched WHERE NOT EXISTS (SELECT 1 FROM runs r
 			WHERE r.run_id = sched.run_id AND r.state IN ('queued', 'running'))`,
@@ -56,18 +54,24 @@ func newSchedQueries(d dialect) schedQueries {
 			`WHERE s.dispatched_at > 0 AND r.state = 'queued' AND s.dispatched_by = ?`),
 		// Going: running, or dispatched and not yet started (a run handed
 		// back after an interruption keeps its dispatch).
-		busy: `SELECT s.installation_id, s.repo, COUNT(*)` + unfinishedSched +
+		// One statement, one round trip: rows of kind 0 count the runs
+		// going by repository, kind 1 are the waiting groups with their
+		// oldest run, kind 2 the installations' last dispatch.
+		snapshot: `SELECT 0, s.installation_id, s.repo, COUNT(*)` + unfinishedSched +
 			`WHERE r.state = 'running' OR (r.state = 'queued' AND s.dispatched_at > 0)
-			GROUP BY s.installation_id, s.repo`,
-		groups: `SELECT s.installation_id, s.repo, MIN(s.queued_at)` + unfinishedSched +
-			`WHERE s.dispatched_at = 0 AND r.state = 'queued' GROUP BY s.installation_id, s.repo`,
-		lastStarted: `SELECT installation_id, last_started FROM sched_installations
+			GROUP BY s.installation_id, s.repo
+			UNION ALL
+			SELECT 1, s.installation_id, s.repo, MIN(s.queued_at)` + unfinishedSched +
+			`WHERE s.dispatched_at = 0 AND r.state = 'queued' GROUP BY s.installation_id, s.repo
+			UNION ALL
+			SELECT 2, installation_id, '', last_started FROM sched_installations
 			WHERE installation_id IN (SELECT installation_id FROM sched WHERE dispatched_at = 0)`,
-		oldest: d.rebind(`SELECT s.run_id, r.job_id` + unfinishedSched +
-			`WHERE s.dispatched_at = 0 AND s.installation_id = ? AND s.repo = ? AND r.state = 'queued'
-			ORDER BY s.queued_at, s.run_id LIMIT 1`),
+		// Dispatches the oldest queued run of a repository.
 		dispatch: d.rebind(`UPDATE sched SET dispatched_at = ?, dispatched_by = ?, waiting = ''
-			WHERE run_id = ? AND dispatched_at = 0`),
+			WHERE run_id = (SELECT s.run_id` + unfinishedSched +
+			`WHERE s.dispatched_at = 0 AND s.installation_id = ? AND s.repo = ? AND r.state = 'queued'
+				ORDER BY s.queued_at, s.run_id LIMIT 1)
+			RETURNING run_id, job_id`),
 		touch: d.rebind(`INSERT INTO sched_installations (installation_id, last_started) VALUES (?, ?)
 			ON CONFLICT (installation_id) DO UPDATE SET last_started = excluded.last_started`),
 		// The runs of a group not yet told why they wait.
