@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	
+
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/policy"
 )

@@ -42,11 +42,11 @@ func (d RunDir) clear(existed bool) {
 // checkpoints.ndjson (journal.go). A version 1 checkpoint.json, written by
 // earlier kilroy-bots after every node, carries the state itself.
 type Checkpoint struct {
-	Version    int    `json:"version"`
-	RunID      string `json:"run_id"`
-	Pipeline   string `json:"pipeline"`
-	GraphPath  string `json:"graph_path"` // repository-relative .dot the run executed
-	RepoDir    string `json:"repo_dir"`   // repository the worktree belongs to
+	Version   int    `json:"version"`
+	RunID     string `json:"run_id"`
+	Pipeline  string `json:"pipeline"`
+	GraphPath string `json:"graph_path"` // repository-relative .dot the run executed
+	RepoDir   string `json:"repo_dir"`   // repository the worktree belongs to
 	// RunDir is the run directory the policy snapshot's paths point into,
 	// so a run directory rebuilt elsewhere can move them.
 	RunDir    string    `json:"run_dir,omitempty"`
@@ -66,7 +66,7 @@ type Checkpoint struct {
 	// Seq is the number of the last checkpoint; journalLen the bytes of
 	// checkpoints.ndjson its records fill (a torn line after them is cut
 	// off before the resumed run appends).
-	Seq        int   `json:"-"`
+	Seq        int `json:"-"`
 	journalLen int64
 }
 
