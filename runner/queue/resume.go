@@ -141,3 +141,7 @@ func (q *Queue) pruneRunState(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Shared reports whether several processes share this queue (Postgres):
+// only then may a run be resumed by a process without its run directory.
+func (q *Queue) Shared() bool { return !q.d.exclusive }
