@@ -1,4 +1,4 @@
-package runner
+package server
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
 )
@@ -15,7 +16,7 @@ import (
 // its resumable state in the database as it goes (dbStore), and a replica
 // handed an interrupted run it has no run directory for rebuilds the
 // directory from that state and the run branch on the remote
-// (RebuildRunDir), then resumes it like any other.
+// (runner.RebuildRunDir), then resumes it like any other.
 
 // stateDB is the part of the queue that keeps runs' resumable state.
 type stateDB interface {
@@ -38,7 +39,7 @@ func (s *dbStore) RunStarted(ctx context.Context, runID string, header, graph []
 	}
 }
 
-func (s *dbStore) Checkpointed(ctx context.Context, runID string, rec CheckpointRecord) {
+func (s *dbStore) Checkpointed(ctx context.Context, runID string, rec runner.CheckpointRecord) {
 	b, err := json.Marshal(rec)
 	if err != nil {
 		s.log.Warn("run: encode checkpoint for other replicas", "seq", rec.Seq, "err", err)
@@ -55,7 +56,7 @@ func (s *dbStore) Checkpointed(ctx context.Context, runID string, rec Checkpoint
 // store is the run's StateStore: the database when replicas share it.
 // (With SQLite one process owns the data dir, and the run directory is
 // all a restart needs.)
-func (r *prRun) store() StateStore {
+func (r *prRun) store() runner.StateStore {
 	if r.s.o.Queue == nil || !r.s.o.Queue.Shared() {
 		return nil
 	}
@@ -86,11 +87,11 @@ func (r *prRun) rebuild(ctx context.Context, src gitops.TokenSource) (ok bool) {
 		r.log.Warn("run: rebuild: fetch", "err", err)
 		return false
 	}
-	stored := Stored{Header: st.Header, Graph: st.Graph}
+	stored := runner.Stored{Header: st.Header, Graph: st.Graph}
 	for _, c := range st.Checkpoints {
 		stored.Records = append(stored.Records, c.Record)
 	}
-	cp, err := RebuildRunDir(ctx, git, r.dir, f.mirror, r.job.CloneURL, stored)
+	cp, err := runner.RebuildRunDir(ctx, git, r.dir, f.mirror, r.job.CloneURL, stored)
 	if err != nil {
 		r.log.Warn("run: cannot rebuild the run directory another replica ran; starting over", "err", err)
 		return false
