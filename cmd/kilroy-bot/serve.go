@@ -181,6 +181,7 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 
 	w.Queue, err = queue.Open(ctx, queue.Options{
 		DataDir: cfg.DataDir, DatabaseURL: string(cfg.DatabaseURL), Workers: cfg.Workers, Logger: logger,
+		StaleAfter: cfg.StaleAfter,
 	})
 	if err != nil {
 		return deps, err

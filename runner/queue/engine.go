@@ -106,7 +106,7 @@ func (e *riverEngine[TTx]) migrate(ctx context.Context, d dialect, logger *slog.
 }
 
 func createSchema(ctx context.Context, tx txOps) error {
-	for _, stmt := range schema() {
+	for _, stmt := range append(schema(), resumeSchema()...) {
 		if _, err := tx.exec(ctx, stmt); err != nil {
 			return fmt.Errorf("schema %q: %w", firstLine(stmt), err)
 		}
