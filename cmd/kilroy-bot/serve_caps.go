@@ -6,8 +6,8 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/policy"
-	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
+	appserver "github.com/kilroy-bot/kilroy-bot/server"
 )
 
 // Defaults of the server policy's limits: the longest a repository's run
@@ -36,16 +36,16 @@ func (l serverLimits) runCaps() queue.Caps {
 
 // caps parses the limits, with the defaults for those not given; loc
 // places an invalid duration in the policy file.
-func (l serverLimits) caps(loc *policy.Located) (runner.Caps, error) {
+func (l serverLimits) caps(loc *policy.Located) (appserver.Caps, error) {
 	run, err := maxDuration(l.MaxRunTimeout, defaultMaxRunTimeout, loc, "max_run_timeout")
 	if err != nil {
-		return runner.Caps{}, err
+		return appserver.Caps{}, err
 	}
 	node, err := maxDuration(l.MaxNodeTimeout, defaultMaxNodeTimeout, loc, "max_node_timeout")
 	if err != nil {
-		return runner.Caps{}, err
+		return appserver.Caps{}, err
 	}
-	return runner.Caps{MaxRunTimeout: run, MaxNodeTimeout: node}, nil
+	return appserver.Caps{MaxRunTimeout: run, MaxNodeTimeout: node}, nil
 }
 
 func maxDuration(s string, def time.Duration, loc *policy.Located, key string) (time.Duration, error) {

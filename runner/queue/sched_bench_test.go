@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/kilroy-bot/kilroy-bot/runner/queue/pgtest"
 )
 
 // benchRuns is how many runs one iteration of BenchmarkSchedRuns works.
@@ -29,7 +31,7 @@ func BenchmarkSchedRuns(b *testing.B) {
 		benchSchedRuns(b, q, q)
 	})
 	b.Run("postgres-2-replicas", func(b *testing.B) {
-		open := postgresOptsOpener(startPostgres(b))
+		open := postgresOptsOpener(pgtest.Start(b))
 		benchSchedRuns(b, open(b, Options{Workers: 4}), open(b, Options{Workers: 4}))
 	})
 }

@@ -1,4 +1,4 @@
-package runner
+package server
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/policy"
+	"github.com/kilroy-bot/kilroy-bot/runner"
 )
 
 // config reads the repository configuration at rev. ok is false when the
@@ -19,17 +20,17 @@ import (
 // use kilroy; logged), or the configuration is invalid (reported as a
 // failed kilroy/config check on headSHA).
 func (w *eventWork) config(ctx context.Context, mirror, rev, headSHA string) (*policy.RepoConfig, bool, error) {
-	cfg, err := loadRepoConfig(ctx, w.git, mirror, rev)
-	var none *NoPipelinesError
+	cfg, err := runner.LoadRepoConfig(ctx, w.git, mirror, rev)
+	var none *runner.NoPipelinesError
 	switch {
 	case err == nil:
 		return cfg, true, nil
 	case errors.As(err, &none):
 		w.log.Info("event: no .kilroy pipelines; nothing to run", "rev", rev)
 		return nil, false, nil
-	case errors.Is(err, ErrUsage):
+	case errors.Is(err, runner.ErrUsage):
 		w.log.Info("event: invalid configuration", "rev", rev, "err", err)
-		return nil, false, w.configCheck(ctx, headSHA, "Invalid "+ConfigPath, []error{err})
+		return nil, false, w.configCheck(ctx, headSHA, "Invalid "+runner.ConfigPath, []error{err})
 	default:
 		return nil, false, err
 	}
@@ -86,15 +87,15 @@ func anyMatch(globs, paths []string) bool {
 // loadPipelines reads and validates the named pipelines at rev. Those
 // that do not validate are reported together on one kilroy/config check
 // and left out.
-func (w *eventWork) loadPipelines(ctx context.Context, mirror, rev, headSHA string, cfg *policy.RepoConfig, names []string) ([]*selection, error) {
-	var sels []*selection
+func (w *eventWork) loadPipelines(ctx context.Context, mirror, rev, headSHA string, cfg *policy.RepoConfig, names []string) ([]*runner.Selection, error) {
+	var sels []*runner.Selection
 	var problems []error
 	for _, name := range names {
-		sel, err := loadPipeline(ctx, w.git, mirror, rev, cfg, name, cfg.Pipelines[name])
+		sel, err := runner.LoadPipeline(ctx, w.git, mirror, rev, cfg, name, cfg.Pipelines[name])
 		switch {
 		case err == nil:
 			sels = append(sels, sel)
-		case errors.Is(err, ErrUsage):
+		case errors.Is(err, runner.ErrUsage):
 			problems = append(problems, err)
 		default:
 			return nil, err
@@ -115,7 +116,7 @@ func (w *eventWork) configCheck(ctx context.Context, headSHA, title string, prob
 	var summary strings.Builder
 	var anns []ConfigAnnotation
 	for _, p := range problems {
-		fmt.Fprintf(&summary, "- %s\n", strings.TrimPrefix(p.Error(), ErrUsage.Error()+": "))
+		fmt.Fprintf(&summary, "- %s\n", strings.TrimPrefix(p.Error(), runner.ErrUsage.Error()+": "))
 		anns = append(anns, annotationsOf(p)...)
 	}
 	summary.WriteString("\nNothing ran for these. Fix the files named above (`kilroy-bot validate` checks pipelines locally) and push again.")
@@ -130,7 +131,7 @@ func (w *eventWork) configCheck(ctx context.Context, headSHA, title string, prob
 // annotations: configuration errors and pipeline diagnostics.
 func annotationsOf(err error) []ConfigAnnotation {
 	var out []ConfigAnnotation
-	var ip *InvalidPipelineError
+	var ip *runner.InvalidPipelineError
 	if errors.As(err, &ip) {
 		for _, d := range ip.Diagnostics {
 			if d.Severity != attractor.SeverityError || d.Line <= 0 {
@@ -159,7 +160,7 @@ func configAnnotation(e *policy.ConfigError) ConfigAnnotation {
 	if line <= 0 {
 		line = 1 // a problem of the whole file
 	}
-	return ConfigAnnotation{Path: orFile(e.File, ConfigPath), Line: line, Column: e.Col, Message: e.Msg}
+	return ConfigAnnotation{Path: orFile(e.File, runner.ConfigPath), Line: line, Column: e.Col, Message: e.Msg}
 }
 
 func diagMessage(d attractor.Diagnostic) string {

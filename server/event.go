@@ -1,4 +1,4 @@
-package runner
+package server
 
 import (
 	"strings"
@@ -81,7 +81,7 @@ type Repo struct {
 	DefaultBranch string `json:"default_branch,omitempty"`
 }
 
-// PullRequest is what runner needs to know of a pull request, from an
+// PullRequest is what the server needs to know of a pull request, from an
 // event or from the API.
 type PullRequest struct {
 	Number           int    `json:"number,omitempty"`

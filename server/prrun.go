@@ -1,4 +1,4 @@
-package runner
+package server
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
 )
@@ -24,12 +25,12 @@ type prRun struct {
 	s   *Server
 	job queue.RunJob
 	log *slog.Logger
-	dir RunDir
+	dir runner.RunDir
 	git *gitops.Git // authenticates fetches and pushes of this run
 	rep Reporter
 	// history is what the run did before this execution resumed it; nil
 	// when it starts over.
-	history *History
+	history *runner.History
 }
 
 // HandleRun works one run job: a fresh token, the mirror fetched, a
@@ -62,13 +63,13 @@ func (s *Server) HandleRun(ctx context.Context, job queue.RunJob) error {
 	}
 	r.log.Info("run: started", "head", job.HeadSHA, "resumes", job.Resumes, "branch", p.Branch)
 	push := newPusher(r.log, r.git, p.RepoDir, job.CloneURL, p.Branch, job.HeadSHA)
-	res, err := p.Execute(ctx, LocalOptions{GitPath: s.o.GitPath, Env: s.o.Env, Agent: s.o.Agent, NewAgent: s.o.NewAgent,
-		Listener: attractor.Listeners{r.rep, push}, Interviewer: r.interviewer()})
+	res, err := p.Execute(ctx, runner.LocalOptions{GitPath: s.o.GitPath, Env: s.o.Env, Agent: s.o.Agent, NewAgent: s.o.NewAgent,
+		Listener: attractor.Listeners{r.rep, push}, Interviewer: r.interviewer(), Store: r.store()})
 	return r.end(ctx, push, res, err)
 }
 
 // prepare makes the run ready: resumed from its checkpoint, or new.
-func (r *prRun) prepare(ctx context.Context, src gitops.TokenSource) (*Prepared, error) {
+func (r *prRun) prepare(ctx context.Context, src gitops.TokenSource) (*runner.Prepared, error) {
 	if r.job.Resumes > 0 {
 		if p, ok := r.resume(ctx, src); ok {
 			return p, nil
@@ -92,19 +93,20 @@ func (r *prRun) prepare(ctx context.Context, src gitops.TokenSource) (*Prepared,
 	if r.job.ConfigFromBase {
 		rev = f.baseSHA
 	}
-	sel, err := selectPipeline(ctx, git, f.mirror, rev, r.job.Pipeline)
+	sel, err := runner.SelectPipeline(ctx, git, f.mirror, rev, r.job.Pipeline)
 	if err != nil {
 		return nil, err
 	}
 	r.job.Notes = append(r.job.Notes, r.s.o.Caps.clamp(sel)...)
 	defer r.s.mirrorLocks.lock(f.mirror)()
-	return assemble(ctx, git, r.job.RunID, r.dir, f.mirror, r.job.HeadSHA, sel, r.s.o.Env.Host)
+	return runner.Assemble(ctx, git, r.job.RunID, r.dir, f.mirror, r.job.HeadSHA, sel, r.s.o.Env.Host)
 }
 
 // resume prepares an interrupted run from its checkpoint; ok is false when
 // there is none to resume from (the run starts over).
-func (r *prRun) resume(ctx context.Context, src gitops.TokenSource) (*Prepared, bool) {
-	cp, err := ReadCheckpoint(string(r.dir))
+func (r *prRun) resume(ctx context.Context, src gitops.TokenSource) (*runner.Prepared, bool) {
+	r.rebuild(ctx, src) // another replica ran it: its directory from the database
+	cp, err := runner.ReadCheckpoint(string(r.dir))
 	if err != nil || cp.State.Finished {
 		r.log.Info("run: interrupted before a resumable checkpoint; starting over", "err", err)
 		return nil, false
@@ -115,7 +117,7 @@ func (r *prRun) resume(ctx context.Context, src gitops.TokenSource) (*Prepared, 
 		return nil, false
 	}
 	unlock := r.s.mirrorLocks.lock(cp.RepoDir)
-	p, err := PrepareResume(ctx, string(r.dir), LocalOptions{GitPath: r.s.o.GitPath, Env: r.s.o.Env})
+	p, err := runner.PrepareResume(ctx, string(r.dir), runner.LocalOptions{GitPath: r.s.o.GitPath, Env: r.s.o.Env})
 	unlock()
 	if err != nil {
 		r.log.Warn("run: cannot resume; starting over", "err", err)
@@ -124,7 +126,7 @@ func (r *prRun) resume(ctx context.Context, src gitops.TokenSource) (*Prepared, 
 	r.git = git
 	// Read now: the resumed run appends to progress.ndjson. Without the
 	// history the checks still complete, the earlier nodes just show less.
-	if r.history, err = readHistory(r.dir, cp.State); err != nil {
+	if r.history, err = runner.ReadHistory(string(r.dir)); err != nil {
 		r.log.Warn("run: read what the run did before it was interrupted", "err", err)
 	}
 	r.log.Info("run: resuming", "checkpoint", cp.CommitSHA)

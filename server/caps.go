@@ -1,10 +1,12 @@
-package runner
+package server
 
 import (
 	"fmt"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/kilroy-bot/kilroy-bot/runner"
 )
 
 // Server caps. A repository's configuration chooses its run and node
@@ -22,12 +24,12 @@ type Caps struct {
 // clamp bounds sel's limits and node timeouts by c, and returns the notes
 // for the summary check that say what was lowered. sel's configuration is
 // copied, not changed in place.
-func (c Caps) clamp(sel *selection) []string {
+func (c Caps) clamp(sel *runner.Selection) []string {
 	var notes []string
-	cfg := *sel.config
+	cfg := *sel.Config
 	if m := c.MaxRunTimeout; m > 0 && cfg.Limits.RunTimeout > m {
 		notes = append(notes, fmt.Sprintf("`limits.run_timeout` of %s in %s is above this server's maximum; the run may take %s.",
-			cfg.Limits.RunTimeout, ConfigPath, m))
+			cfg.Limits.RunTimeout, runner.ConfigPath, m))
 		cfg.Limits.RunTimeout = m
 	}
 	if m := c.MaxNodeTimeout; m > 0 {
@@ -36,11 +38,11 @@ func (c Caps) clamp(sel *selection) []string {
 		inherited := cfg.Limits.NodeTimeout
 		if cfg.Limits.NodeTimeout > m {
 			notes = append(notes, fmt.Sprintf("`limits.node_timeout` of %s in %s is above this server's maximum; nodes may take %s.",
-				cfg.Limits.NodeTimeout, ConfigPath, m))
+				cfg.Limits.NodeTimeout, runner.ConfigPath, m))
 			cfg.Limits.NodeTimeout = m
 		}
 		var lowered []string
-		for _, n := range sel.pipeline.Nodes {
+		for _, n := range sel.Pipeline.Nodes {
 			if n.Timeout > m {
 				if n.Timeout != inherited {
 					lowered = append(lowered, "`"+n.ID+"`")
@@ -51,10 +53,10 @@ func (c Caps) clamp(sel *selection) []string {
 		if len(lowered) > 0 {
 			slices.Sort(lowered)
 			notes = append(notes, fmt.Sprintf("The `timeout` of %s in %s is above this server's maximum of %s, which %s instead.",
-				joinList(lowered), sel.graphPath, m, plural(len(lowered), "it gets", "they get")))
+				joinList(lowered), sel.GraphPath, m, plural(len(lowered), "it gets", "they get")))
 		}
 	}
-	sel.config = &cfg
+	sel.Config = &cfg
 	return notes
 }
 

@@ -1,4 +1,4 @@
-package runner
+package server
 
 import (
 	"context"
@@ -366,4 +366,12 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// short abbreviates a commit SHA for messages, as runner does.
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
 }

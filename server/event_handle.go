@@ -1,4 +1,4 @@
-package runner
+package server
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/policy"
+	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
 )
@@ -173,12 +174,12 @@ func (w *eventWork) pullRequest(ctx context.Context) error {
 
 // gate completes a summary check per pipeline action_required: an
 // untrusted pull request waits for a writer's `/kilroy run`.
-func (w *eventWork) gate(ctx context.Context, pr PullRequest, sels []*selection, reason string) error {
+func (w *eventWork) gate(ctx context.Context, pr PullRequest, sels []*runner.Selection, reason string) error {
 	w.log.Info("event: pull request needs approval", "head", pr.HeadSHA, "reason", reason)
 	var errs []error
 	for _, sel := range sels {
 		rep, err := w.s.o.NewReporter(ctx, ReportTarget{InstallationID: w.ev.InstallationID, Repo: w.ev.Repo.FullName,
-			HeadSHA: pr.HeadSHA, PR: pr.Number, Pipeline: sel.name, RunID: queue.NewRunID(), Graph: sel.pipeline})
+			HeadSHA: pr.HeadSHA, PR: pr.Number, Pipeline: sel.Name, RunID: queue.NewRunID(), Graph: sel.Pipeline})
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -187,7 +188,7 @@ func (w *eventWork) gate(ctx context.Context, pr PullRequest, sels []*selection,
 			"A collaborator with write access can comment `/kilroy run` (or `/kilroy run %s`) to run it on the "+
 			"commit that is the pull request's head when they comment (`/kilroy run %s` names it), with the pipelines "+
 			"and configuration of the base branch `%s`. If a push comes after the comment, nothing runs and kilroy asks again.",
-			sel.name, reason, sel.name, pr.HeadSHA, pr.BaseRef)
+			sel.Name, reason, sel.Name, pr.HeadSHA, pr.BaseRef)
 		errs = append(errs, rep.ActionRequired(ctx, "Waiting for approval to run", summary))
 	}
 	// Remember the head, so a re-run button on these checks (whose fork

@@ -1,4 +1,4 @@
-package runner
+package server
 
 import (
 	"strings"
@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kilroy-bot/kilroy-bot/policy"
+	"github.com/kilroy-bot/kilroy-bot/runner"
 )
 
 // TestCapsClamp: run and node timeouts above the server's maxima are
@@ -41,12 +42,12 @@ func TestCapsClamp(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := &policy.RepoConfig{Limits: tt.limits}
-			sel, err := parsePipeline(cfg, "ci", policy.Pipeline{Graph: ".kilroy/ci.dot"}, src)
+			sel, err := runner.ParsePipeline(cfg, "ci", policy.Pipeline{Graph: ".kilroy/ci.dot"}, src)
 			if err != nil {
 				t.Fatal(err)
 			}
 			notes := caps.clamp(sel)
-			if diff := cmp.Diff(sel.config.Limits, tt.wantLim); diff != "" {
+			if diff := cmp.Diff(sel.Config.Limits, tt.wantLim); diff != "" {
 				t.Errorf("limits (-got +want):\n%s", diff)
 			}
 			if cfg.Limits != tt.limits {
@@ -54,7 +55,7 @@ func TestCapsClamp(t *testing.T) {
 			}
 			got := map[string]time.Duration{}
 			for id := range tt.wantNodes {
-				got[id] = sel.pipeline.Node(id).Timeout
+				got[id] = sel.Pipeline.Node(id).Timeout
 			}
 			if diff := cmp.Diff(got, tt.wantNodes); diff != "" {
 				t.Errorf("node timeouts (-got +want):\n%s", diff)
@@ -74,9 +75,9 @@ func TestCapsClamp(t *testing.T) {
 	}
 }
 
-func mustParse(t *testing.T, src []byte) *selection {
+func mustParse(t *testing.T, src []byte) *runner.Selection {
 	t.Helper()
-	sel, err := parsePipeline(&policy.RepoConfig{Limits: policy.Limits{RunTimeout: 1000 * time.Hour}}, "ci",
+	sel, err := runner.ParsePipeline(&policy.RepoConfig{Limits: policy.Limits{RunTimeout: 1000 * time.Hour}}, "ci",
 		policy.Pipeline{Graph: ".kilroy/ci.dot"}, src)
 	if err != nil {
 		t.Fatal(err)

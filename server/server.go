@@ -1,4 +1,4 @@
-package runner
+package server
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"sync"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
 )
@@ -21,7 +22,7 @@ const ConfigCheckName = "kilroy/config"
 
 // GitHub is what deciding an event needs from GitHub, for one
 // installation. The composition root adapts the App's installation client
-// to it; runner sees no go-github type.
+// to it; server sees no go-github type.
 type GitHub interface {
 	// PullRequest returns pull request number as it is now (head SHA,
 	// head repository, base ref, draft, author, state).
@@ -58,7 +59,7 @@ type ConfigAnnotation struct {
 // Reporter publishes one run's check runs (`kilroy/<pipeline>` and one per
 // verify node). It hears the engine as a listener; the methods below are
 // the lifecycle around the engine. Every Reporter must leave every check it
-// created or adopted completed: the runner always ends with exactly one of
+// created or adopted completed: the server always ends with exactly one of
 // ActionRequired, Cancel, Fail or Close.
 type Reporter interface {
 	attractor.Listener
@@ -107,7 +108,7 @@ type ReportTarget struct {
 	Notes []string
 	// History is what the run did before this execution resumed it, for
 	// the checks to show; nil when the run starts from the beginning.
-	History *History
+	History *runner.History
 }
 
 // TokenSource makes a repository's git credentials for one run: source is
@@ -131,11 +132,11 @@ type ServerOptions struct {
 	GitPath string
 	// Env is what node environments are built from; it must not hold
 	// GitHub credentials (git gets those from Tokens, in its own env).
-	Env EnvInputs
+	Env runner.EnvInputs
 	// Agent runs codergen nodes; nil means none configured. NewAgent, when
 	// set, builds one per run with the run's policy environment instead.
 	Agent    attractor.Agent
-	NewAgent AgentFactory
+	NewAgent runner.AgentFactory
 	// Caps bound the run and node timeouts repositories configure.
 	Caps   Caps
 	Logger *slog.Logger
@@ -166,11 +167,11 @@ func NewServer(o ServerOptions) (*Server, error) {
 	}
 	if len(missing) > 0 {
 		slices.Sort(missing)
-		return nil, fmt.Errorf("runner: server options missing: %v", missing)
+		return nil, fmt.Errorf("server: options missing: %v", missing)
 	}
 	abs, err := filepath.Abs(o.DataDir)
 	if err != nil {
-		return nil, fmt.Errorf("runner: data dir: %w", err)
+		return nil, fmt.Errorf("server: data dir: %w", err)
 	}
 	o.DataDir = abs
 	log := o.Logger
@@ -190,7 +191,7 @@ func (s *Server) Handlers() queue.Handlers {
 func (s *Server) Accept(ctx context.Context, deliveryID, eventName string, ev Event) (queue.EventResult, error) {
 	payload, err := json.Marshal(ev)
 	if err != nil {
-		return queue.EventResult{}, fmt.Errorf("runner: encode event of delivery %s: %w", deliveryID, err)
+		return queue.EventResult{}, fmt.Errorf("server: encode event of delivery %s: %w", deliveryID, err)
 	}
 	d := queue.Delivery{ID: deliveryID, Event: eventName}
 	// A pull request's head is remembered at once, so a re-run button on
@@ -206,8 +207,8 @@ func (s *Server) mirrorDir(repo Repo) string {
 	return filepath.Join(s.o.DataDir, "mirrors", repo.Owner, repo.Name+".git")
 }
 
-func (s *Server) runDir(runID string) RunDir {
-	return RunDir(filepath.Join(s.o.DataDir, "runs", runID))
+func (s *Server) runDir(runID string) runner.RunDir {
+	return runner.RunDir(filepath.Join(s.o.DataDir, "runs", runID))
 }
 
 // gitFor returns a Git with HOME home whose fetches and pushes

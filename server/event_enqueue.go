@@ -1,10 +1,11 @@
-package runner
+package server
 
 import (
 	"context"
 	"errors"
 	"fmt"
 
+	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
 )
 
@@ -26,12 +27,12 @@ type runRequest struct {
 // Reporting failures are logged, not returned: the runs are committed,
 // and a retry of the event would only find them coalesced. The run job
 // adopts its checks (creating any that are missing) when it starts.
-func (w *eventWork) enqueue(ctx context.Context, req runRequest, sels []*selection, notes []string) error {
+func (w *eventWork) enqueue(ctx context.Context, req runRequest, sels []*runner.Selection, notes []string) error {
 	jobs := make([]queue.RunArgs, len(sels))
 	for i, sel := range sels {
 		jobs[i] = queue.RunArgs{
 			InstallationID: w.ev.InstallationID, Repo: w.ev.Repo.FullName, CloneURL: w.ev.Repo.CloneURL,
-			PR: req.pr, HeadSHA: req.headSHA, BaseRef: req.baseRef, Pipeline: sel.name, Trigger: req.trigger,
+			PR: req.pr, HeadSHA: req.headSHA, BaseRef: req.baseRef, Pipeline: sel.Name, Trigger: req.trigger,
 			RequestedBy: req.requestedBy, ConfigFromBase: req.configFromBase, RunID: queue.NewRunID(), Notes: notes,
 		}
 	}
@@ -44,7 +45,7 @@ func (w *eventWork) enqueue(ctx context.Context, req runRequest, sels []*selecti
 	// checks: the retry finds those coalesced and creates nothing.
 	var retry []error
 	for i, e := range res.Jobs {
-		log := w.log.With("run", e.RunID, "pipeline", sels[i].name)
+		log := w.log.With("run", e.RunID, "pipeline", sels[i].Name)
 		if e.Duplicate {
 			if err := w.s.checkCoalesced(ctx, e.RunID); err != nil {
 				retry = append(retry, err)
@@ -55,7 +56,7 @@ func (w *eventWork) enqueue(ctx context.Context, req runRequest, sels []*selecti
 		}
 		log.Info("event: run enqueued", "head", req.headSHA, "trigger", req.trigger)
 		rep, err := w.s.o.NewReporter(ctx, ReportTarget{InstallationID: w.ev.InstallationID, Repo: w.ev.Repo.FullName,
-			HeadSHA: req.headSHA, PR: req.pr, Pipeline: sels[i].name, RunID: e.RunID, Graph: sels[i].pipeline, Notes: notes})
+			HeadSHA: req.headSHA, PR: req.pr, Pipeline: sels[i].Name, RunID: e.RunID, Graph: sels[i].Pipeline, Notes: notes})
 		if err == nil {
 			err = rep.Queued(ctx)
 		}

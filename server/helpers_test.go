@@ -1,4 +1,4 @@
-package runner
+package server
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/ghapp"
 	"github.com/kilroy-bot/kilroy-bot/ghapp/ghapptest"
+	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
 )
@@ -22,7 +23,7 @@ import (
 // serverWait bounds every wait of the server tests; hitting it fails.
 const serverWait = 60 * time.Second
 
-// ghAdapter is the adapter cmd/kilroy-bot writes for real: runner's
+// ghAdapter is the adapter cmd/kilroy-bot writes for real: server's
 // GitHub over the App's installation client.
 type ghAdapter struct{ c *ghapp.Client }
 
@@ -216,7 +217,7 @@ type serverEnv struct {
 	srv     *Server
 	reps    *reporters
 	dataDir string
-	nodeEnv EnvInputs
+	nodeEnv runner.EnvInputs
 	deliver atomic.Int64
 }
 
