@@ -82,10 +82,10 @@ type cgroupEvents struct {
 }
 
 func (r *cgroupRoot) create() (*nodeCgroup, error) {
-	l := r.limits
 	if r == nil {
 		return nil, nil
 	}
+	l := r.limits
 	name := fmt.Sprintf("kilroy-%d-%d", os.Getpid(), cgroupSeq.Add(1))
 	cg := &nodeCgroup{}
 	add := func(root string, settings map[string]string) error {
@@ -144,12 +144,11 @@ func (cg *nodeCgroup) finish(clean bool) cgroupEvents {
 		return ev
 	}
 	for _, d := range cg.dirs {
-		if clean {
-			continue
+		if !clean {
+			ev.pidsMax += readCounter(filepath.Join(d, "pids.events"), "max")
+			ev.oomKills += readCounter(filepath.Join(d, "memory.oom_control"), "oom_kill")
+			killAll(filepath.Join(d, "cgroup.procs"))
 		}
-		ev.pidsMax += readCounter(filepath.Join(d, "pids.events"), "max")
-		ev.oomKills += readCounter(filepath.Join(d, "memory.oom_control"), "oom_kill")
-		killAll(filepath.Join(d, "cgroup.procs"))
 	}
 	go cg.remove()
 	return ev
