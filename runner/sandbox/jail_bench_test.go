@@ -24,7 +24,9 @@ func BenchmarkJailStart(b *testing.B) {
 		b.Skipf("sandbox unavailable: %v", err)
 	}
 	ws := b.TempDir()
-	env := NodeEnv(EnvSpec{Host: map[string]string{"PATH": HostEnv()["PATH"], "HOME": HostEnv()["HOME"]}})
+	// The environment the bot gives a tool node (runner's nodeHost): the
+	// jail then binds the toolchains and caches a real node's does.
+	env := NodeEnv(EnvSpec{Host: HostEnv()})
 	start := func(j *Jail) time.Duration {
 		t0 := time.Now()
 		res, err := Run(context.Background(), Cmd{Argv: []string{"true"}, Dir: ws, Env: env, Jail: j})
