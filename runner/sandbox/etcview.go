@@ -25,39 +25,51 @@ import (
 //
 // The view is named after a fingerprint of etc (every entry's inode, mode,
 // size and times), so Sandboxes of the same state dir share it while /etc
-// is unchanged, and a Sandbox made after a change gets a new one. Each
-// Sandbox holds a shared lock on its view for as long as its process
-// lives; a view nobody holds is removed by the next Sandbox made.
-func etcView(stateDir, etc string, hidden []string) (string, error) {
+// is unchanged, and a Sandbox made after a change gets a new one. A
+// Sandbox holds a shared lock on its view through the returned file, which
+// it keeps for its life (closing it, or losing it to the garbage
+// collector, releases the lock); a view nobody holds is removed by the
+// next Sandbox made.
+func etcView(stateDir, etc string, hidden []string) (string, *os.File, error) {
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
-		return "", fmt.Errorf("sandbox: state dir: %w", err)
+		return "", nil, fmt.Errorf("sandbox: state dir: %w", err)
 	}
 	fp, err := fingerprint(etc, hidden)
 	if err != nil {
-		return "", fmt.Errorf("sandbox: /etc view: %w", err)
+		return "", nil, fmt.Errorf("sandbox: /etc view: %w", err)
 	}
 	dir := filepath.Join(stateDir, "etc-"+fp)
-	if err := holdView(dir + ".lock"); err != nil {
-		return "", fmt.Errorf("sandbox: /etc view: %w", err)
+	lock, err := holdView(dir + ".lock")
+	if err != nil {
+		return "", nil, fmt.Errorf("sandbox: /etc view: %w", err)
 	}
 	removeUnusedViews(stateDir, dir)
+	if err := ensureView(stateDir, dir, etc, hidden); err != nil {
+		lock.Close()
+		return "", nil, fmt.Errorf("sandbox: /etc view: %w", err)
+	}
+	return dir, lock, nil
+}
+
+// ensureView builds the view at dir unless it is there.
+func ensureView(stateDir, dir, etc string, hidden []string) error {
 	if _, err := os.Stat(dir); err == nil {
-		return dir, nil
+		return nil
 	}
 	tmp, err := os.MkdirTemp(stateDir, fmt.Sprintf("etc-tmp-%d-", os.Getpid()))
 	if err != nil {
-		return "", fmt.Errorf("sandbox: /etc view: %w", err)
+		return err
 	}
 	defer os.RemoveAll(tmp) // gone after the rename; the leftover of a failure
 	if err := buildView(tmp, etc, hidden); err != nil {
-		return "", fmt.Errorf("sandbox: /etc view: %w", err)
+		return err
 	}
 	if err := os.Rename(tmp, dir); err != nil {
 		if _, statErr := os.Stat(dir); statErr != nil {
-			return "", fmt.Errorf("sandbox: /etc view: %w", err)
+			return err
 		} // another Sandbox built it meanwhile
 	}
-	return dir, nil
+	return nil
 }
 
 func buildView(dir, etc string, hidden []string) error {
@@ -96,24 +108,23 @@ func fingerprint(etc string, hidden []string) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:16], err
 }
 
-// holdView takes a shared lock on the view's lock file for the rest of
-// this process's life (the descriptor is never closed): no other Sandbox
-// removes the view meanwhile.
-func holdView(lockPath string) error {
+// holdView takes a shared lock on the view's lock file and returns the
+// file that holds it: no other Sandbox removes the view while it is open.
+func holdView(lockPath string) (*os.File, error) {
 	for {
 		f, err := os.OpenFile(lockPath, os.O_RDWR|os.O_CREATE, 0o644)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH); err != nil {
 			f.Close()
-			return err
+			return nil, err
 		}
 		// A Sandbox removing the view may have unlinked the lock file
 		// while this one waited for it: lock the file that is there now.
 		var held, now syscall.Stat_t
 		if syscall.Fstat(int(f.Fd()), &held) == nil && syscall.Stat(lockPath, &now) == nil && held.Ino == now.Ino {
-			return nil
+			return f, nil
 		}
 		f.Close()
 	}

@@ -5,7 +5,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -40,10 +42,11 @@ func TestEtcView(t *testing.T) {
 	os.Symlink("../run/resolv.conf", filepath.Join(etc, "resolv.conf"))
 	state := t.TempDir()
 	hidden := []string{filepath.Join(etc, "kilroy/app.pem")}
-	view, err := etcView(state, etc, hidden)
+	view, lock, err := etcView(state, etc, hidden)
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer lock.Close()
 	got := map[string]string{}
 	filepath.WalkDir(view, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == view || d.IsDir() {
@@ -74,19 +77,22 @@ func TestEtcView(t *testing.T) {
 	// Sandboxes share the view while /etc is unchanged; a change makes a
 	// new one, and the next Sandbox removes views nobody holds (the
 	// first stays: this process holds it) and unfinished ones.
-	if again, err := etcView(state, etc, hidden); err != nil || again != view {
-		t.Errorf("second view %q (err %v), want the first, %q", again, err, view)
+	again, lock2, err := etcView(state, etc, hidden)
+	if err != nil || again != view {
+		t.Fatalf("second view %q (err %v), want the first, %q", again, err, view)
 	}
+	defer lock2.Close()
 	os.WriteFile(filepath.Join(etc, "hosts"), []byte("changed\n"), 0o644)
 	unheld, unfinished := filepath.Join(state, "etc-0123456789abcdef"), filepath.Join(state, "etc-tmp-999999999-1")
 	for _, d := range []string{unheld, unfinished} {
 		os.Mkdir(d, 0o755)
 	}
 	os.WriteFile(unheld+".lock", nil, 0o644)
-	changed, err := etcView(state, etc, hidden)
+	changed, lock3, err := etcView(state, etc, hidden)
 	if err != nil || changed == view {
 		t.Fatalf("view after a change %q (err %v), want a new one", changed, err)
 	}
+	defer lock3.Close()
 	if b, _ := os.ReadFile(filepath.Join(changed, "hosts")); string(b) != "changed\n" {
 		t.Errorf("new view's hosts = %q", b)
 	}
@@ -125,4 +131,27 @@ func TestJailEtcIsOneMount(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A Sandbox holds its view for its whole life: the garbage collector does
+// not release the lock (which would let another Sandbox remove the view
+// under running nodes).
+func TestSandboxHoldsItsEtcView(t *testing.T) {
+	state := t.TempDir()
+	s, err := New(Config{PATH: HostEnv()["PATH"], StateDir: state})
+	if err != nil {
+		t.Skipf("sandbox unavailable: %v", err)
+	}
+	for range 3 {
+		runtime.GC()
+	}
+	f, err := os.Open(s.etc + ".lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err == nil {
+		t.Errorf("the view %s is not held after a garbage collection", s.etc)
+	}
+	runtime.KeepAlive(s)
 }

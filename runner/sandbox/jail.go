@@ -52,7 +52,8 @@ type Sandbox struct {
 	limits    Limits
 	hidden    []string
 	readOnly  []string
-	etc       string // the /etc nodes see (etcView)
+	etc       string   // the /etc nodes see (etcView)
+	etcLock   *os.File // holds etc for the Sandbox's life
 	paths     *pathCache
 	cgroups   *cgroupRoot
 }
@@ -84,7 +85,7 @@ func New(cfg Config) (*Sandbox, error) {
 	if cfg.StateDir == "" {
 		return nil, errors.New("sandbox: Config.StateDir is required (a directory the bot owns)")
 	}
-	if s.etc, err = etcView(cfg.StateDir, "/etc", s.hidden); err != nil {
+	if s.etc, s.etcLock, err = etcView(cfg.StateDir, "/etc", s.hidden); err != nil {
 		return nil, err
 	}
 	s.cgroups = findCgroupRoot(s.limits)
