@@ -1,7 +1,8 @@
 # kilroy-bot: the GitHub App server with its node sandbox.
 #
 #   docker build -t kilroy-bot .
-#   docker run --security-opt seccomp=unconfined --security-opt apparmor=unconfined ... kilroy-bot
+#   docker run --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
+#     --security-opt systempaths=unconfined ... kilroy-bot
 #
 # The security options let bubblewrap create its namespaces (docs/serve.md,
 # "Sandbox and threat model"); no --privileged and no capabilities are needed.

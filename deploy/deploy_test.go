@@ -74,7 +74,7 @@ func TestComposeMatchesImageAndSetup(t *testing.T) {
 		"postgres":        c.Services["postgres"].Profiles,
 	}
 	want := map[string]any{
-		"security":        []string{"seccomp=unconfined", "apparmor=unconfined"},
+		"security":        []string{"seccomp=unconfined", "apparmor=unconfined", "systempaths=unconfined"},
 		"key":             files.PrivateKey(),
 		"secret":          files.WebhookSecret(),
 		"app id required": false,
