@@ -222,7 +222,8 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 	if err := metrics.RegisterBodyBytes(reg, hook.BodyBytesInFlight); err != nil {
 		return deps, err
 	}
-	pages, err := runpage.New(runpage.Options{RunsDir: runsDir, Keys: keys, Redactor: w.Redactor, CommitURL: rs.CommitURL, Source: rs.Source})
+	pages, err := runpage.New(runpage.Options{RunsDir: runsDir, Keys: keys, Redactor: w.Redactor, CommitURL: rs.CommitURL, Source: rs.Source,
+		Active: runActive(w.Queue)})
 	if err != nil {
 		return deps, err
 	}
