@@ -60,7 +60,8 @@ func lastLine(out []byte, err error) string {
 // base images (no registry reachable), which is the machine's, not ours.
 func baseImageUnreachable(out string) bool {
 	for _, s := range []string{"failed to resolve source metadata", "pull access denied", "error pulling image",
-		"failed to do request", "no such host", "initializing source docker://"} {
+		"failed to do request", "no such host", "initializing source docker://",
+		"did not resolve to an alias", "no unqualified-search registries"} {
 		if strings.Contains(out, s) {
 			return true
 		}
@@ -83,7 +84,8 @@ func TestImage(t *testing.T) {
 	build := exec.CommandContext(t.Context(), eng, buildArgs(t, eng, tag)...)
 	if out, err := build.CombinedOutput(); err != nil {
 		if baseImageUnreachable(string(out)) {
-			t.Skipf("%s cannot pull the base images here (scripts/install-podman.sh builds local ones): %s", eng, lastLine(out, err))
+			t.Skipf("%s cannot pull the base images here (scripts/install-podman.sh builds local ones; export what it prints): %s",
+				eng, lastLine(out, err))
 		}
 		t.Fatalf("%s build: %v\n%s", eng, err, out)
 	}
