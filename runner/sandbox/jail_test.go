@@ -353,9 +353,10 @@ func TestJailNetwork(t *testing.T) {
 func TestNamespaceHint(t *testing.T) {
 	for msg, want := range map[string]string{
 		"bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces": "kernel.unprivileged_userns_clone=1",
-		"bwrap: setting up uid map: Permission denied":                  "apparmor_restrict_unprivileged_userns",
-		"bwrap: Failed to make / slave: Operation not permitted":        "seccomp=unconfined",
-		"bwrap: Creating new namespace failed: Operation not permitted": "user.max_user_namespaces",
+		"bwrap: setting up uid map: Permission denied":                      "apparmor_restrict_unprivileged_userns",
+		"bwrap: Failed to make / slave: Operation not permitted":            "seccomp=unconfined",
+		"bwrap: Can't mount proc on /newroot/proc: Operation not permitted": "systempaths=unconfined",
+		"bwrap: Creating new namespace failed: Operation not permitted":     "user.max_user_namespaces",
 	} {
 		if got := namespaceHint(msg); !strings.Contains(got, want) {
 			t.Errorf("namespaceHint(%q) = %q, want it to name %q", msg, got, want)
