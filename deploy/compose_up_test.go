@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"cmp"
 	"fmt"
 	"net"
 	"os"
@@ -138,6 +139,35 @@ func TestComposeUp(t *testing.T) {
 	podmanCompose(t)
 	skipIfVolumesExist(t, "compose.yml")
 	c := newComposeTest(t, "deploy/compose.yml")
+	c.up(t)
+	c.down(t, "compose.yml")
+}
+
+// TestComposeUpPostgres does the same with compose.postgres.yml added, and
+// checks that the bot keeps its queue in that Postgres.
+func TestComposeUpPostgres(t *testing.T) {
+	podmanCompose(t)
+	image := cmp.Or(os.Getenv("KILROY_POSTGRES_IMAGE"), "postgres:17")
+	if exec.Command("podman", "image", "exists", image).Run() != nil {
+		t.Skipf("no Postgres image %s here, and no registry to pull one from: set KILROY_POSTGRES_IMAGE to a local image like the official one (TestComposePostgres checks the file)", image)
+	}
+	skipIfVolumesExist(t, "compose.yml", "compose.postgres.yml")
+	c := newComposeTest(t, "deploy/compose.yml", "deploy/compose.postgres.yml")
+	c.env = append(c.env, "POSTGRES_PASSWORD=composetest", "KILROY_POSTGRES_IMAGE="+image)
+	c.up(t)
+	out := run(t, "podman", "exec", c.project+"_postgres_1", "psql", "-U", "kilroy", "-d", "kilroy", "-Atc",
+		"select count(*) from information_schema.tables where table_schema = 'public'")
+	if n, err := strconv.Atoi(strings.TrimSpace(out)); err != nil || n == 0 {
+		t.Errorf("the bot made no tables in Postgres: %q", out)
+	}
+	c.down(t, "compose.yml", "compose.postgres.yml")
+}
+
+// up builds the image with podman-compose, stores an App in the bot's data
+// volume, starts the project and waits for /healthz; cleanups remove all
+// of it, and noImagesLeft checks that the build left no image.
+func (c *composeTest) up(t *testing.T) {
+	t.Helper()
 	noImagesLeft(t, "podman")
 	t.Cleanup(func() {
 		exec.Command("podman", "rmi", "-f", c.image).Run()
@@ -157,12 +187,21 @@ func TestComposeUp(t *testing.T) {
 	t.Cleanup(func() { c.command("down", "-v").Run() })
 	c.run(t, "up", "-d")
 	c.waitHealthy(t)
+}
 
+// down runs down -v and checks that it removed the project's containers
+// and the volumes the files name.
+func (c *composeTest) down(t *testing.T, files ...string) {
+	t.Helper()
 	c.run(t, "down", "-v")
 	if left := c.containers(t); len(left) > 0 {
 		t.Errorf("down -v left containers: %v", left)
 	}
-	if exec.Command("podman", "volume", "exists", volume).Run() == nil {
-		t.Errorf("down -v left volume %s", volume)
+	for _, f := range files {
+		for _, v := range readCompose(t, f).Volumes {
+			if exec.Command("podman", "volume", "exists", v.Name).Run() == nil {
+				t.Errorf("down -v left volume %s", v.Name)
+			}
+		}
 	}
 }

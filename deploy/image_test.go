@@ -130,9 +130,9 @@ func TestImage(t *testing.T) {
 
 // buildArgs is the build command: with the local base images that
 // scripts/install-podman.sh made, where .ci/run exported them; with podman,
-// in Docker's format (OCI images drop HEALTHCHECK) and with the go
-// command's caches mounted, so that a second build compiles only what
-// changed.
+// in Docker's format (OCI images drop HEALTHCHECK). The Dockerfile's cache
+// mounts keep the go command's caches between builds, this test's and
+// TestComposeUp's alike.
 func buildArgs(t *testing.T, eng, tag string) []string {
 	args := []string{"build", "-t", tag}
 	for arg, env := range map[string]string{"BUILD_BASE": "KILROY_IMAGE_BUILD_BASE", "RUNTIME_BASE": "KILROY_IMAGE_RUNTIME_BASE"} {
@@ -144,18 +144,8 @@ func buildArgs(t *testing.T, eng, tag string) []string {
 		return append(args, "..")
 	}
 	// Without --layers=false podman keeps the build stage as an untagged
-	// image of some 650 MB per run; the go command's caches below make
-	// the build as fast without it.
+	// image of some 650 MB per run.
 	args = append(args, "--format", "docker", "--layers=false")
-	if mod := goEnv(t, "GOMODCACHE"); mod != "" {
-		args = append(args, "-v", mod+":/go/pkg/mod:ro")
-	}
-	if dir, err := os.UserCacheDir(); err == nil {
-		cache := filepath.Join(dir, "kilroy-bot", "image", "gocache")
-		if os.MkdirAll(cache, 0o755) == nil {
-			args = append(args, "-v", cache+":/root/.cache/go-build")
-		}
-	}
 	// A worktree's .git names a directory outside the build context, where
 	// the go command's git must find it to stamp the version.
 	if common := strings.TrimSpace(run(t, "git", "rev-parse", "--path-format=absolute", "--git-common-dir")); common != "" {
@@ -164,10 +154,6 @@ func buildArgs(t *testing.T, eng, tag string) []string {
 		}
 	}
 	return append(args, "..")
-}
-
-func goEnv(t *testing.T, name string) string {
-	return strings.TrimSpace(run(t, "go", "env", name))
 }
 
 // composeSecurityOpts are the bot service's security options in
