@@ -38,7 +38,7 @@ func (g *Git) ParkWorktree(ctx context.Context, repoDir, worktreeDir, parkedDir,
 	if err := os.WriteFile(filepath.Join(admin, "locked"), []byte(parkedLock), 0o644); err != nil {
 		return fmt.Errorf("gitops: park worktree: %w", err)
 	}
-	if err := move(worktreeDir, parkedDir); err != nil {
+	if err := move(admin, worktreeDir, parkedDir); err != nil {
 		return err
 	}
 	if err := g.scrub(ctx, admin, parkedDir, sha, sha); err != nil {
@@ -68,7 +68,7 @@ func (g *Git) ReuseWorktree(ctx context.Context, repoDir, parkedDir, worktreeDir
 	if err != nil {
 		return err
 	}
-	if err := move(parkedDir, worktreeDir); err != nil {
+	if err := move(admin, parkedDir, worktreeDir); err != nil {
 		return err
 	}
 	if err := g.scrub(ctx, admin, worktreeDir, "ref: refs/heads/"+branch, startSHA); err != nil {
@@ -96,9 +96,12 @@ func (g *Git) registration(ctx context.Context, repoDir, dir string) (string, er
 	return admin, nil
 }
 
-// move renames a worktree directory; a symlink or file in its place is
-// refused, since everything after writes into it.
-func move(from, to string) error {
+// move renames the worktree registered at admin; a symlink or file in
+// its place is refused, since everything after writes into it. The
+// registration names the new path first: if the bot dies between the two,
+// the registration is of the path that a run's clean-up (RemoveWorktree,
+// AddWorktree) unlocks and prunes.
+func move(admin, from, to string) error {
 	fi, err := os.Lstat(from)
 	if err != nil {
 		return fmt.Errorf("gitops: move worktree: %w", err)
@@ -106,10 +109,21 @@ func move(from, to string) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("gitops: move worktree: %s is not a directory: %w", from, ErrNotReusable)
 	}
-	if err := os.Rename(from, to); err != nil {
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		return fmt.Errorf("gitops: move worktree: %w", err)
 	}
+	if err := writeGitdir(admin, to); err != nil {
+		return fmt.Errorf("gitops: move worktree: %w", err)
+	}
+	if err := os.Rename(from, to); err != nil {
+		return errors.Join(fmt.Errorf("gitops: move worktree: %w", err), writeGitdir(admin, from))
+	}
 	return nil
+}
+
+// writeGitdir registers the worktree at dir in its registration admin.
+func writeGitdir(admin, dir string) error {
+	return os.WriteFile(filepath.Join(admin, "gitdir"), []byte(filepath.Join(dir, ".git")+"\n"), 0o644)
 }
 
 // scrub makes the worktree at dir, registered at admin, a clean checkout
@@ -181,12 +195,11 @@ func resetRegistration(admin, dir, head string) error {
 	files := map[string]string{
 		"HEAD":      strings.TrimSpace(head) + "\n",
 		"commondir": "../..\n",
-		"gitdir":    filepath.Join(dir, ".git") + "\n",
 	}
 	for name, body := range files {
 		if err := os.WriteFile(filepath.Join(admin, name), []byte(body), 0o644); err != nil {
 			return err
 		}
 	}
-	return nil
+	return writeGitdir(admin, dir)
 }
