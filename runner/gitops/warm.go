@@ -140,8 +140,14 @@ func writeGitdir(admin, dir string) error {
 //     repositories, and `git reset --hard` restores tracked files and
 //     moves to sha, writing only the files that differ.
 //
-// The repository's common directory (its config, hooks, info/) is not
-// the worktree's: a node can reach it no more than a fresh worktree's.
+// The index's stat data is trusted, which is what spares rewriting
+// unchanged files: a node cannot forge a changed file's ctime, and in the
+// sandbox it cannot write the registration (mounted read-only), so a file
+// it touched always looks changed to git. The repository's common
+// directory (config, hooks, info/) is not the worktree's: a node reaches
+// it no more than a fresh worktree's. Without the sandbox
+// (--insecure-no-sandbox) nodes can write both, as everything else the
+// bot owns.
 func (g *Git) scrub(ctx context.Context, admin, dir, head, sha string) error {
 	if err := resetRegistration(admin, dir, head); err != nil {
 		return err
