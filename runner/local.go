@@ -42,6 +42,9 @@ type LocalOptions struct {
 	NewAgent AgentFactory
 	Live     io.Writer // progress lines; nil for none
 	Now      func() time.Time
+	// Store keeps the run's checkpoints beyond its run directory (the
+	// server's database); nil for none.
+	Store StateStore
 	// KeepWorktree leaves the worktree in place when Execute returns: the
 	// caller removes it or parks it for another run (the server's pool of
 	// warm worktrees).
@@ -63,6 +66,8 @@ type Prepared struct {
 	policy     *policy.Resolved
 	cp         Checkpoint
 	resumeFrom *attractor.State // nil for a new run
+	journal    *journal         // while executing
+	store      StateStore
 	// ownsBranch: this run created Branch; it did not exist before the
 	// worktree was made. Only such a branch is ever deleted again.
 	ownsBranch bool
@@ -157,7 +162,7 @@ func AssembleFrom(ctx context.Context, git *gitops.Git, runID string, dir RunDir
 		return nil, err
 	}
 	p.cp = Checkpoint{Version: checkpointVersion, RunID: runID, Pipeline: sel.Name, GraphPath: sel.GraphPath,
-		RepoDir: repo, Branch: p.Branch, BaseSHA: start, CommitSHA: start, Policy: p.policy, PolicyHash: p.policy.Hash(),
+		RepoDir: repo, RunDir: string(dir), Branch: p.Branch, BaseSHA: start, CommitSHA: start, Policy: p.policy, PolicyHash: p.policy.Hash(),
 		Limits: sel.Config.Limits}
 	return p, nil
 }
