@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"testing"
 	"time"
 
@@ -68,9 +67,6 @@ func BenchmarkPooledRun(b *testing.B) {
 		b.StartTimer()
 	}
 	fixture.Report(b, "second", second, "first", first)
-	lo, hi := ratioRange(second, first)
-	b.ReportMetric(lo, "paired-ratio-min")
-	b.ReportMetric(hi, "paired-ratio-max")
 	b.ReportMetric(float64(fixture.Median(park))/float64(time.Millisecond), "park-ms")
 }
 
@@ -100,18 +96,4 @@ func setPull(b *testing.B, g *fixture.Git, origin *fixture.Repo, head string) {
 	if _, err := g.Run(origin.Dir, nil, "update-ref", pullRef, head); err != nil {
 		b.Fatal(err)
 	}
-}
-
-// ratioRange is the smallest and largest a[i]/b[i].
-func ratioRange(a, bs []time.Duration) (lo, hi float64) {
-	var r []float64
-	for i := range min(len(a), len(bs)) {
-		if bs[i] > 0 {
-			r = append(r, float64(a[i])/float64(bs[i]))
-		}
-	}
-	if len(r) == 0 {
-		return 0, 0
-	}
-	return slices.Min(r), slices.Max(r)
 }
