@@ -135,7 +135,12 @@ func writeGitdir(admin, dir string) error {
 //     lock; HEAD, commondir and gitdir are written anew and every other
 //     file (config.worktree, info/sparse-checkout, MERGE_HEAD, rebase
 //     state, logs, refs) is removed;
-//   - nested .git entries, hard links and odd permissions go (tidyTree);
+//   - nested .git entries, hard links and odd permissions go (tidyTree:
+//     git's reset cannot see them, since it compares content and the
+//     executable bit only, and a checkpoint's status already recorded
+//     the stat data of a file whose mode or links a node changed; parking
+//     and reusing both walk every file, so a process that outlived its
+//     run and wrote into a parked worktree is undone too);
 //   - `git clean -ffdx` removes untracked and ignored files and nested
 //     repositories, and `git reset --hard` restores tracked files and
 //     moves to sha, writing only the files that differ.

@@ -122,6 +122,13 @@ var residues = []struct {
 		must(t, os.Remove(filepath.Join(s.wt, "src/b.txt")))
 		must(t, os.Link(filepath.Join(s.outside, "shared"), filepath.Join(s.wt, "src/b.txt")))
 	}},
+	{name: "hard link in from outside, mode and same-size content changed", leave: func(t *testing.T, s *scene) {
+		must(t, os.Link(filepath.Join(s.wt, "src/c.txt"), filepath.Join(s.outside, "linked")))
+		must(t, os.Remove(filepath.Join(s.outside, "linked")))
+		must(t, os.Link(filepath.Join(s.wt, "run.sh"), filepath.Join(s.outside, "linked")))
+		must(t, os.Chmod(filepath.Join(s.wt, "a.txt"), 0o600))
+		s.write(t, "src/b.txt", "B\n")
+	}},
 	{name: "worktree .git replaced by a repository", leave: func(t *testing.T, s *scene) {
 		must(t, os.Remove(filepath.Join(s.wt, ".git")))
 		s.write(t, ".git/config", "[core]\n\tbare = false\n\tworktree = "+s.outside+"\n")
@@ -161,38 +168,58 @@ var residues = []struct {
 // TestWarmWorktreeLeavesNothing parks a worktree its run left residue in
 // and reuses it for the pull request's next commit: the reused worktree
 // must equal a fresh checkout of that commit on the new run's branch, and
-// nothing outside the worktree may have changed.
+// nothing outside the worktree may have changed. The same residue left
+// while the worktree is parked (by a process that outlived its run) must
+// go too, although reuse looks at less than parking does.
 func TestWarmWorktreeLeavesNothing(t *testing.T) {
-	for _, tc := range residues {
-		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			s := newScene(t)
-			next := s.nextCommit(t)
-			before := dirSnapshot(t, s.outside)
-			tc.leave(t, s)
-			parked := filepath.Join(t.TempDir(), "parked")
-			err := s.g.ParkWorktree(ctx, s.repo, s.wt, parked, s.base)
-			branch := RunBranch("ci", "r2")
-			wt2 := filepath.Join(t.TempDir(), "wt2")
-			if err == nil {
-				err = s.g.ReuseWorktree(ctx, s.repo, parked, wt2, branch, next)
+	for _, whileParked := range []bool{false, true} {
+		for _, tc := range residues {
+			name := tc.name
+			if whileParked {
+				name += " while parked"
 			}
-			if tc.notReusable {
-				if !errors.Is(err, ErrNotReusable) {
-					t.Fatalf("park and reuse: %v, want ErrNotReusable", err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			assertFreshCheckout(t, s.g, s.repo, wt2, branch, next)
-			if diff := cmp.Diff(dirSnapshot(t, s.outside), before); diff != "" {
-				t.Errorf("outside the worktree (-got +want):\n%s", diff)
-			}
-			if tip := mustGit(t, s.g, s.repo, "rev-parse", s.branch); tip == "" {
-				t.Errorf("first run's branch %s lost", s.branch)
-			}
-		})
+			t.Run(name, func(t *testing.T) {
+				testResidue(t, tc.leave, tc.notReusable, whileParked)
+			})
+		}
+	}
+}
+
+func testResidue(t *testing.T, leave func(*testing.T, *scene), notReusable, whileParked bool) {
+	ctx := context.Background()
+	s := newScene(t)
+	next := s.nextCommit(t)
+	parked := filepath.Join(t.TempDir(), "parked")
+	var before map[string]string // outside, after the residue was left
+	if !whileParked {
+		leave(t, s)
+		before = dirSnapshot(t, s.outside)
+	}
+	err := s.g.ParkWorktree(ctx, s.repo, s.wt, parked, s.base)
+	if err == nil && whileParked {
+		s.wt = parked
+		leave(t, s)
+		before = dirSnapshot(t, s.outside)
+	}
+	branch := RunBranch("ci", "r2")
+	wt2 := filepath.Join(t.TempDir(), "wt2")
+	if err == nil {
+		err = s.g.ReuseWorktree(ctx, s.repo, parked, wt2, branch, next)
+	}
+	if notReusable {
+		if !errors.Is(err, ErrNotReusable) {
+			t.Fatalf("park and reuse: %v, want ErrNotReusable", err)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	assertFreshCheckout(t, s.g, s.repo, wt2, branch, next)
+	if diff := cmp.Diff(dirSnapshot(t, s.outside), before); diff != "" {
+		t.Errorf("outside the worktree (-got +want):\n%s", diff)
+	}
+	if tip := mustGit(t, s.g, s.repo, "rev-parse", s.branch); tip == "" {
+		t.Errorf("first run's branch %s lost", s.branch)
 	}
 }
