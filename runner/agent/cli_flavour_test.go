@@ -22,15 +22,15 @@ func TestCLIFlavourSettings(t *testing.T) {
 		cli      string
 		wantEnv  map[string]string
 		wantArgs []string // consecutive arguments, joined by newlines
-		wantFile string   // under HOME
+		wantFile []string // in HOME/.gemini/settings.json
 	}{
 		{CLIClaude, map[string]string{"ANTHROPIC_BASE_URL": base, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "IS_SANDBOX": isSandbox},
-			[]string{"--effort\nhigh", "--model\nm1"}, ""},
+			[]string{"--effort\nhigh", "--model\nm1"}, nil},
 		{CLIGemini, map[string]string{"GOOGLE_GEMINI_BASE_URL": base, "GEMINI_TELEMETRY_ENABLED": "false", "IS_SANDBOX": ""},
-			[]string{"--model\nm1"}, `"usageStatisticsEnabled": false`},
+			[]string{"--model\nm1"}, []string{`"usageStatisticsEnabled": false`, `"selectedType": "gemini-api-key"`}},
 		{CLICodex, map[string]string{"CODEX_API_KEY": testOpenAIKey, "ANTHROPIC_BASE_URL": "", "IS_SANDBOX": ""},
 			[]string{"-c\ncheck_for_update_on_startup=false", `-c` + "\n" + `model_providers.kilroy.base_url="` + base + `"`,
-				`-c` + "\n" + `model_providers.kilroy.env_key="CODEX_API_KEY"`, `-c` + "\n" + `model_provider="kilroy"`, "model_reasoning_effort=high"}, ""},
+				`-c` + "\n" + `model_providers.kilroy.env_key="CODEX_API_KEY"`, `-c` + "\n" + `model_provider="kilroy"`, "model_reasoning_effort=high"}, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.cli, func(t *testing.T) {
@@ -58,8 +58,11 @@ echo 'OUTCOME:SUCCESS'`)
 					t.Errorf("argv lacks %q:\n%s", w, argv)
 				}
 			}
-			if home, _ := os.ReadFile(filepath.Join(req.StageDir, "home.txt")); !strings.Contains(string(home), tt.wantFile) {
-				t.Errorf("HOME/.gemini/settings.json = %q, want it to contain %q", home, tt.wantFile)
+			home, _ := os.ReadFile(filepath.Join(req.StageDir, "home.txt"))
+			for _, w := range tt.wantFile {
+				if !strings.Contains(string(home), w) {
+					t.Errorf("HOME/.gemini/settings.json = %q, want it to contain %q", home, w)
+				}
 			}
 		})
 	}

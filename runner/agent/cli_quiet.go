@@ -57,11 +57,16 @@ func cliConfigArgs(b Backend) []string {
 }
 
 // geminiSettings turns off the Gemini CLI's usage statistics and update
-// checks, which only its settings file controls, in the isolated HOME.
+// checks, which only its settings file controls, in the isolated HOME, and
+// selects API-key authentication: without a selected method the CLI picks
+// "gateway" when GOOGLE_GEMINI_BASE_URL is set, which its headless mode
+// then refuses ("Invalid auth method selected", exit 41). With API-key
+// authentication it still takes its endpoint from that variable.
 func geminiSettings(home string) error {
 	doc := map[string]any{
-		"privacy": map[string]any{"usageStatisticsEnabled": false},
-		"general": map[string]any{"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+		"privacy":  map[string]any{"usageStatisticsEnabled": false},
+		"general":  map[string]any{"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
