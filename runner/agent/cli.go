@@ -154,8 +154,11 @@ func (a *Agent) cliOutcome(req attractor.AgentRequest, sel selection, run cliRun
 	case why != "":
 		// Without a class the CLI's words give, the engine infers one from
 		// the reason.
-		return attractor.Outcome{Status: attractor.StatusFail, FailureClass: cliFailureClass(why + "\n" + stderrTail(run.stderrPath)),
-			FailureReason: why, Response: rep.Response}
+		class := cliFailureClass(why + "\n" + stderrTail(run.stderrPath))
+		if class == "" && rep.Retried {
+			class = attractor.ClassTransientInfra
+		}
+		return attractor.Outcome{Status: attractor.StatusFail, FailureClass: class, FailureReason: why, Response: rep.Response}
 	}
 	return finalVerdict(req, rep.Response)
 }

@@ -18,6 +18,11 @@ type cliReport struct {
 	// Unfinished: the CLI's output lacks the closing event its format
 	// always ends with (Claude's "result"): the session was cut short.
 	Unfinished bool
+	// Retried: the CLI retried its model call before it failed (Codex's
+	// "Reconnecting... N/M"). It does so only for a failed request or a
+	// dropped stream; unless a status says otherwise, the provider or the
+	// network failed (Codex names no status for a 5xx).
+	Retried bool
 }
 
 // maxResponse bounds the response kept from a CLI that prints without
@@ -179,11 +184,13 @@ func parseCodex(out []byte) cliReport {
 				Message string `json:"message"`
 			}
 			_ = json.Unmarshal(line, &ev) // the type decoded, so the line is valid JSON
-			if !strings.HasPrefix(ev.Message, "Reconnecting...") {
-				// A reconnect is Codex retrying a dropped stream; if it
-				// gives up, turn.failed follows.
-				r.Error = or(ev.Message, "error")
+			if strings.HasPrefix(ev.Message, "Reconnecting...") {
+				// Codex retrying a failed request or a dropped stream; if
+				// it gives up, turn.failed follows.
+				r.Retried = true
+				return
 			}
+			r.Error = or(ev.Message, "error")
 		}
 	})
 	return r

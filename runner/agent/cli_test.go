@@ -173,6 +173,28 @@ exit 1`,
 			wantReason: []string{"codex exited with code 1: stream disconnected"},
 		},
 		{
+			// Codex 0.169 names no status for a 5xx: it reconnects, then
+			// gives up with its "high demand" message.
+			name:    "codex gives up after reconnecting on 500s",
+			backend: Backend{Kind: KindCLI, CLI: CLICodex},
+			script: `echo '{"type":"turn.started"}'
+echo '{"type":"error","message":"Reconnecting... 1/5 (We’re currently experiencing high demand, which may cause temporary errors.)"}'
+echo '{"type":"error","message":"We’re currently experiencing high demand, which may cause temporary errors."}'
+echo '{"type":"turn.failed","error":{"message":"We’re currently experiencing high demand, which may cause temporary errors."}}'
+exit 1`,
+			wantStatus: attractor.StatusFail, wantClass: attractor.ClassTransientInfra,
+			wantReason: []string{"codex exited with code 1: We’re currently experiencing high demand"},
+		},
+		{
+			// It reconnects on a 401 too; the status decides.
+			name:    "codex gives up after reconnecting on 401s",
+			backend: Backend{Kind: KindCLI, CLI: CLICodex},
+			script: `echo '{"type":"error","message":"Reconnecting... 1/5 (unexpected status 401 Unauthorized: invalid x-api-key, url: http://127.0.0.1:9/v1/responses)"}'
+echo '{"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized: invalid x-api-key, url: http://127.0.0.1:9/v1/responses"}}'
+exit 1`,
+			wantStatus: attractor.StatusFail, wantClass: attractor.ClassStructural,
+		},
+		{
 			name:    "gemini JSON error on stderr",
 			backend: Backend{Kind: KindCLI, CLI: CLIGemini},
 			script: `cat >&2 <<'J'
