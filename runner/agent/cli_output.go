@@ -237,20 +237,32 @@ func parseGemini(out []byte) cliReport {
 }
 
 // geminiStderrError is the message of the JSON error object the Gemini CLI
-// prints on stderr when it fails, or "".
+// prints on stderr when it fails, or "". Stack traces and objects of its
+// own come first, so the last object at the start of a line that decodes
+// with an error is the one.
 func geminiStderrError(stderr []byte) string {
-	i := bytes.IndexByte(stderr, '{')
-	if i < 0 {
-		return ""
+	for end := len(stderr); end >= 0; {
+		i := bytes.LastIndex(stderr[:end], []byte("\n{"))
+		start := i + 1
+		if i < 0 {
+			if !bytes.HasPrefix(stderr, []byte("{")) {
+				return ""
+			}
+			start = 0
+		}
+		var doc struct {
+			Error *struct {
+				Message string `json:"message"`
+				Type    string `json:"type"`
+			} `json:"error"`
+		}
+		if json.NewDecoder(bytes.NewReader(stderr[start:])).Decode(&doc) == nil && doc.Error != nil {
+			return or(doc.Error.Message, doc.Error.Type)
+		}
+		if i < 0 {
+			return ""
+		}
+		end = i
 	}
-	var doc struct {
-		Error *struct {
-			Message string `json:"message"`
-			Type    string `json:"type"`
-		} `json:"error"`
-	}
-	if json.NewDecoder(bytes.NewReader(stderr[i:])).Decode(&doc) != nil || doc.Error == nil {
-		return ""
-	}
-	return or(doc.Error.Message, doc.Error.Type)
+	return ""
 }

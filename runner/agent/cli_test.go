@@ -212,6 +212,35 @@ exit 1`,
 			wantReason: []string{"gemini exited with code 1: [API Error: got status: 400 Bad Request."},
 		},
 		{
+			// Before its JSON error the CLI prints stack traces and
+			// objects of its own: the last object with an error decides.
+			name:    "gemini JSON error after other output on stderr",
+			backend: Backend{Kind: KindCLI, CLI: CLIGemini},
+			script: `cat >&2 <<'J'
+[Routing] NumericalClassifierStrategy failed: _ZodError: [
+  {
+    "code": "invalid_type",
+    "message": "Required"
+  }
+]
+Error when talking to Gemini API TypeError: terminated
+    at Fetch.onAborted (node:internal/deps/undici/undici:11350:53) {
+  [cause]: SocketError: other side closed
+}
+{
+  "session_id": "s-1",
+  "error": {
+    "type": "Error",
+    "message": "terminated",
+    "code": 1
+  }
+}
+J
+exit 1`,
+			wantStatus: attractor.StatusFail, wantClass: attractor.ClassTransientInfra,
+			wantReason: []string{"gemini exited with code 1: terminated"},
+		},
+		{
 			name:       "claude turn limit",
 			backend:    Backend{Kind: KindCLI, CLI: CLIClaude},
 			script:     `echo '{"type":"result","subtype":"error_max_turns","is_error":true,"result":"","usage":{"input_tokens":1,"output_tokens":1}}'`,
