@@ -342,12 +342,12 @@ func checkKept(t *testing.T, stage string) {
 func TestExpandArgv(t *testing.T) {
 	b := Backend{Command: []string{"x", "--in={prompt_file}", "{effort_args}", "-C", "{workspace}"}, ModelArgs: []string{"-m", "{model}"}, EffortArgs: []string{"--effort", "{reasoning_effort}"}}
 	vars := map[string]string{"{prompt_file}": "/s/p.md", "{workspace}": "/w", "{model}": "m1", "{reasoning_effort}": "low"}
-	got := expandArgv(selection{b: b, model: "m1", effort: "low"}, vars)
+	got := expandArgv(selection{b: b, model: "m1", effort: "low"}, vars, nil)
 	want := "x --in=/s/p.md --effort low -C /w -m m1"
 	if strings.Join(got, " ") != want {
 		t.Errorf("argv = %q, want %q", got, want)
 	}
-	if got := expandArgv(selection{b: b}, vars); strings.Join(got, " ") != "x --in=/s/p.md -C /w" {
+	if got := expandArgv(selection{b: b}, vars, nil); strings.Join(got, " ") != "x --in=/s/p.md -C /w" {
 		t.Errorf("argv without model and effort = %q", got)
 	}
 }
