@@ -33,7 +33,7 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 			return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: isolated HOME: %v", sel.name, err)), nil
 		}
 		if sel.b.CLI == CLIGemini {
-			if err := geminiSettings(home, a.lim.ProviderRetries); err != nil {
+			if err := geminiSettings(home, a.lim); err != nil {
 				return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: isolated HOME: %v", sel.name, err)), nil
 			}
 		}
@@ -70,7 +70,7 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 	rep := parseCLIOutput(sel.b.CLI, out)
 	if sel.b.CLI == CLIGemini && rep.Error == "" && run.res.ExitCode != 0 {
 		stderr, _ := os.ReadFile(run.stderrPath)
-		rep.Error = geminiStderrError(stderr)
+		rep.Error, rep.Limit = geminiStderrError(stderr)
 	}
 	run.res.TimedOut = run.res.TimedOut || ctx.Err() != nil
 	a.writeCLIRecord(ctx, req, sel, run, rep)

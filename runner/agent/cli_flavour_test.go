@@ -29,7 +29,7 @@ func TestCLIFlavourSettings(t *testing.T) {
 			"CLAUDE_CODE_MAX_RETRIES": "2"},
 			[]string{"--effort\nhigh", "--model\nm1"}, nil},
 		{CLIGemini, map[string]string{"GOOGLE_GEMINI_BASE_URL": base, "GEMINI_TELEMETRY_ENABLED": "false", "IS_SANDBOX": ""},
-			[]string{"--model\nm1"}, []string{`"usageStatisticsEnabled": false`, `"selectedType": "gemini-api-key"`, `"maxAttempts": 3`}},
+			[]string{"--model\nm1"}, []string{`"usageStatisticsEnabled": false`, `"selectedType": "gemini-api-key"`, `"maxAttempts": 3`, `"maxSessionTurns": 7`}},
 		{CLICodex, map[string]string{"CODEX_API_KEY": testOpenAIKey, "ANTHROPIC_BASE_URL": "", "IS_SANDBOX": ""},
 			[]string{"-c\ncheck_for_update_on_startup=false", `-c` + "\n" + `model_providers.kilroy.base_url="` + base + `"`,
 				`-c` + "\n" + `model_providers.kilroy.env_key="CODEX_API_KEY"`, `-c` + "\n" + `model_provider="kilroy"`, "model_reasoning_effort=high",
@@ -42,7 +42,7 @@ env > .fake-env.txt # not in the stage directory, which is scrubbed of keys
 cat "$HOME/.gemini/settings.json" > "$KILROY_STAGE_LOGS_DIR/home.txt" 2>/dev/null
 echo 'OUTCOME:SUCCESS'`)
 			a := newTestAgent(t, Config{Backends: map[string]Backend{"b": {Kind: KindCLI, CLI: tt.cli, BaseURL: base}},
-				Limits: Limits{ProviderRetries: 2}}, deps)
+				Limits: Limits{ProviderRetries: 2, MaxTurns: 7}}, deps)
 			req := testRequest(t, testWorktree(t), "implement")
 			req.Node.LLMModel, req.Node.ReasoningEffort = "m1", "high"
 			if _, err := a.Run(t.Context(), req); err != nil {

@@ -237,16 +237,17 @@ func parseGemini(out []byte) cliReport {
 }
 
 // geminiStderrError is the message of the JSON error object the Gemini CLI
-// prints on stderr when it fails, or "". Stack traces and objects of its
-// own come first, so the last object at the start of a line that decodes
-// with an error is the one.
-func geminiStderrError(stderr []byte) string {
+// prints on stderr when it fails, or "", and whether the error is its turn
+// limit (maxSessionTurns). Stack traces and objects of its own come first,
+// so the last object at the start of a line that decodes with an error is
+// the one.
+func geminiStderrError(stderr []byte) (msg string, limit bool) {
 	for end := len(stderr); end >= 0; {
 		i := bytes.LastIndex(stderr[:end], []byte("\n{"))
 		start := i + 1
 		if i < 0 {
 			if !bytes.HasPrefix(stderr, []byte("{")) {
-				return ""
+				return "", false
 			}
 			start = 0
 		}
@@ -257,12 +258,12 @@ func geminiStderrError(stderr []byte) string {
 			} `json:"error"`
 		}
 		if json.NewDecoder(bytes.NewReader(stderr[start:])).Decode(&doc) == nil && doc.Error != nil {
-			return or(doc.Error.Message, doc.Error.Type)
+			return or(doc.Error.Message, doc.Error.Type), doc.Error.Type == "FatalTurnLimitedError"
 		}
 		if i < 0 {
-			return ""
+			return "", false
 		}
 		end = i
 	}
-	return ""
+	return "", false
 }

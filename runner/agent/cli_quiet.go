@@ -68,12 +68,14 @@ func cliConfigArgs(b Backend, retries int) []string {
 // "gateway" when GOOGLE_GEMINI_BASE_URL is set, which its headless mode
 // then refuses ("Invalid auth method selected", exit 41). With API-key
 // authentication it still takes its endpoint from that variable. Its
-// attempts at a model call are retries+1 (it allows at most 10).
-func geminiSettings(home string, retries int) error {
+// attempts at a model call are provider_retries+1 (it allows at most 10),
+// its turns max_turns (it has no flag for either).
+func geminiSettings(home string, lim Limits) error {
 	doc := map[string]any{
 		"privacy": map[string]any{"usageStatisticsEnabled": false},
 		"general": map[string]any{"enableAutoUpdate": false, "enableAutoUpdateNotification": false,
-			"maxAttempts": min(retries+1, 10)},
+			"maxAttempts": min(lim.ProviderRetries+1, 10)},
+		"model":    map[string]any{"maxSessionTurns": lim.MaxTurns},
 		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")

@@ -241,6 +241,23 @@ exit 1`,
 			wantReason: []string{"gemini exited with code 1: terminated"},
 		},
 		{
+			name:    "gemini turn limit",
+			backend: Backend{Kind: KindCLI, CLI: CLIGemini},
+			script: `cat >&2 <<'J'
+{
+  "session_id": "s-1",
+  "error": {
+    "type": "FatalTurnLimitedError",
+    "message": "Reached max session turns for this session. Increase the number of turns by specifying maxSessionTurns in settings.json.",
+    "code": 53
+  }
+}
+J
+exit 53`,
+			wantStatus: attractor.StatusFail, wantClass: attractor.ClassBudgetExhausted,
+			wantReason: []string{"turn limit"},
+		},
+		{
 			name:       "claude turn limit",
 			backend:    Backend{Kind: KindCLI, CLI: CLIClaude},
 			script:     `echo '{"type":"result","subtype":"error_max_turns","is_error":true,"result":"","usage":{"input_tokens":1,"output_tokens":1}}'`,
