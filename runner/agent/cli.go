@@ -73,6 +73,9 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 		rep.Error, rep.Limit = geminiStderrError(stderr)
 	}
 	run.res.TimedOut = run.res.TimedOut || ctx.Err() != nil
+	if run.res.TimedOut && rep.Response == "" && sel.b.CLI == CLIGemini && home != "" {
+		rep.Response = geminiSessionText(home, a.lim.MaxLogBytes)
+	}
 	a.writeCLIRecord(ctx, req, sel, run, rep)
 	if run.res.TimedOut {
 		// Keep what the agent said so far: the engine writes no response

@@ -4,7 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 )
 
 // cliReport is what a CLI's output says about its run.
@@ -266,4 +270,34 @@ func geminiStderrError(stderr []byte) (msg string, limit bool) {
 		end = i
 	}
 	return "", false
+}
+
+// geminiSessionText is what the model said in the Gemini CLI's newest
+// session file under home (.gemini/tmp/PROJECT/chats/session-*.jsonl, one
+// record per line, the model's as type "gemini"), or "". The CLI prints
+// its JSON only when it ends, so this is all that shows what a session
+// killed at its timeout did.
+func geminiSessionText(home string, limit int64) string {
+	files, _ := filepath.Glob(filepath.Join(home, ".gemini", "tmp", "*", "chats", "session-*.jsonl"))
+	if len(files) == 0 {
+		return ""
+	}
+	slices.Sort(files) // named by start time
+	out, err := safefile.TailPath(files[len(files)-1], limit)
+	if err != nil {
+		return ""
+	}
+	var parts []string
+	jsonLines(out, func(_ string, line []byte) {
+		var rec struct {
+			Type    string `json:"type"`
+			Content any    `json:"content"`
+		}
+		if json.Unmarshal(line, &rec) == nil && rec.Type == "gemini" {
+			if s, ok := rec.Content.(string); ok && s != "" {
+				parts = append(parts, s)
+			}
+		}
+	})
+	return strings.Join(parts, "\n")
 }

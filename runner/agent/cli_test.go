@@ -345,6 +345,32 @@ func TestCLITimeouts(t *testing.T) {
 	checkKept(t, req.StageDir)
 }
 
+// Gemini prints its JSON only when it ends: a Gemini session that times
+// out keeps what the model said from the session file it writes as it
+// goes under its HOME.
+func TestGeminiTimeoutKeepsSession(t *testing.T) {
+	deps := fakeCLI(t, "gemini", `d="$HOME/.gemini/tmp/worktree/chats"; mkdir -p "$d"
+cat > "$d/session-1.jsonl" <<'J'
+{"sessionId":"s","kind":"main"}
+{"id":"u","type":"user","content":[{"text":"the prompt"}]}
+{"id":"g1","type":"gemini","content":"halfway","model":"m"}
+{"$set":{"lastUpdated":"t"}}
+{"id":"g2","type":"gemini","content":"there","model":"m"}
+J
+sleep 60`)
+	cfg := Config{Backends: map[string]Backend{"b": {Kind: KindCLI, CLI: CLIGemini}},
+		Limits: Limits{Timeout: Duration(500 * time.Millisecond)}}
+	a := newTestAgent(t, cfg, deps)
+	req := testRequest(t, testWorktree(t), "n")
+	o, err := a.Run(t.Context(), req)
+	if err != nil || o.FailureClass != attractor.ClassTransientInfra || o.Response != "halfway\nthere" {
+		t.Errorf("outcome %+v, %v; want a timeout keeping the model's text", o, err)
+	}
+	if got := readFileT(t, filepath.Join(req.StageDir, "response.md")); got != "halfway\nthere" {
+		t.Errorf("response.md = %q", got)
+	}
+}
+
 func checkKept(t *testing.T, stage string) {
 	t.Helper()
 	rec := readFileT(t, filepath.Join(stage, "agent.json"))
