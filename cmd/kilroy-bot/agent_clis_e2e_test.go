@@ -212,6 +212,10 @@ var geminiCLI = cliUnderTest{
 			tc.wantClasses = []string{"transient_infra", ""}
 		case "turn limit":
 			tc.maxTurns = 1 // its maxSessionTurns, in the settings the bot writes
+		case "timeout":
+			// It takes seconds to start (more on a busy machine) before
+			// its first model call.
+			tc.nodeAttrs = `, timeout="20s"`
 		}
 		return ""
 	},
@@ -325,7 +329,7 @@ func cliMatrix(shell shellTool) []cliCase {
 		{name: "HTTP 401", turns: []agenttest.Turn{fail(agenttest.BadKey)}, wantClasses: []string{st}, wantRun: st},
 		{name: "HTTP 400", turns: []agenttest.Turn{fail(agenttest.BadRequest)}, wantClasses: []string{de}, wantRun: de, wantReason: "400"},
 		{name: "turn limit", turns: []agenttest.Turn{shell.turn("echo still working")}, wantClasses: []string{be}, wantRun: be, wantReason: "turn limit"},
-		{name: "timeout", turns: []agenttest.Turn{{Text: "halfway there", Calls: []agenttest.Call{shell.call("sleep 30")}}},
+		{name: "timeout", turns: []agenttest.Turn{{Text: "halfway there", Calls: []agenttest.Call{shell.call("sleep 60")}}},
 			noRetry: true, nodeAttrs: `, timeout="4s"`, wantClasses: []string{ti}, wantRun: ti, wantReason: "timed out", wantKept: "halfway there"},
 		// The attempt succeeds; its checkpoint is refused and the run stops.
 		{name: "key written into a file", turns: []agenttest.Turn{write, shell.turn("echo \"$ANTHROPIC_API_KEY$OPENAI_API_KEY$CODEX_API_KEY$GEMINI_API_KEY\" > key.txt"), done},
