@@ -32,8 +32,8 @@ type nodeHost struct {
 	repoDir string
 	runDir  RunDir
 	// onCheckpoint persists the run state after each commit
-	// (checkpoint.json); an error fails the run.
-	onCheckpoint func(sha string, st *attractor.State) error
+	// (checkpoints.ndjson); an error fails the run.
+	onCheckpoint func(ctx context.Context, sha string, st *attractor.State) error
 }
 
 // EnvInputs is what every node's environment is built from.
@@ -103,7 +103,7 @@ func (h *nodeHost) Checkpoint(ctx context.Context, req attractor.CheckpointReque
 		return "", err
 	}
 	if h.onCheckpoint != nil {
-		if err := h.onCheckpoint(res.SHA, req.State); err != nil {
+		if err := h.onCheckpoint(ctx, res.SHA, req.State); err != nil {
 			return res.SHA, err
 		}
 	}

@@ -42,6 +42,9 @@ type LocalOptions struct {
 	NewAgent AgentFactory
 	Live     io.Writer // progress lines; nil for none
 	Now      func() time.Time
+	// Store keeps the run's checkpoints beyond its run directory (the
+	// server's database); nil for none.
+	Store StateStore
 }
 
 // Prepared is a run ready to execute: worktree made, policy resolved.
@@ -59,6 +62,8 @@ type Prepared struct {
 	policy     *policy.Resolved
 	cp         Checkpoint
 	resumeFrom *attractor.State // nil for a new run
+	journal    *journal         // while executing
+	store      StateStore
 	// ownsBranch: this run created Branch; it did not exist before the
 	// worktree was made. Only such a branch is ever deleted again.
 	ownsBranch bool
@@ -116,30 +121,31 @@ func prepareIn(ctx context.Context, o LocalOptions, runID string, dir RunDir) (*
 	if err != nil {
 		return nil, err
 	}
-	if err := (Answers{ByNode: o.Answers}).Check(sel.pipeline); err != nil {
+	if err := (Answers{ByNode: o.Answers}).Check(sel.Pipeline); err != nil {
 		return nil, err
 	}
-	return assemble(ctx, git, runID, dir, repo, head, sel, o.Env.Host)
+	return Assemble(ctx, git, runID, dir, repo, head, sel, o.Env.Host)
 }
 
-// assemble makes the run directory and a worktree of repo at start on the
-// run branch, and resolves the selected pipeline's artifact policy there.
+// Assemble prepares run runID of sel in dir: it makes the run directory and
+// a worktree of repo at start on the run branch, and resolves the selected
+// pipeline's artifact policy there. git is the run's own (its HOME in dir).
 // Local runs start at HEAD; pull request runs at the PR head in the mirror,
 // whatever commit the pipeline was read from.
-func assemble(ctx context.Context, git *gitops.Git, runID string, dir RunDir, repo, start string, sel *selection, hostEnv map[string]string) (*Prepared, error) {
-	p := &Prepared{RunID: runID, Dir: dir, Pipeline: sel.pipeline, Name: sel.name, RepoDir: repo,
-		BaseSHA: start, Branch: gitops.RunBranch(sel.name, runID), Warnings: sel.diags, git: git}
+func Assemble(ctx context.Context, git *gitops.Git, runID string, dir RunDir, repo, start string, sel *Selection, hostEnv map[string]string) (*Prepared, error) {
+	p := &Prepared{RunID: runID, Dir: dir, Pipeline: sel.Pipeline, Name: sel.Name, RepoDir: repo,
+		BaseSHA: start, Branch: gitops.RunBranch(sel.Name, runID), Warnings: sel.diags, git: git}
 	if err := p.makeRunDir(ctx, sel.source); err != nil {
 		p.release(ctx, true)
 		return nil, err
 	}
-	if err := p.resolvePolicy(sel.config, hostEnv); err != nil {
+	if err := p.resolvePolicy(sel.Config, hostEnv); err != nil {
 		p.release(ctx, true)
 		return nil, err
 	}
-	p.cp = Checkpoint{Version: checkpointVersion, RunID: runID, Pipeline: sel.name, GraphPath: sel.graphPath,
-		RepoDir: repo, Branch: p.Branch, BaseSHA: start, CommitSHA: start, Policy: p.policy, PolicyHash: p.policy.Hash(),
-		Limits: sel.config.Limits}
+	p.cp = Checkpoint{Version: checkpointVersion, RunID: runID, Pipeline: sel.Name, GraphPath: sel.GraphPath,
+		RepoDir: repo, RunDir: string(dir), Branch: p.Branch, BaseSHA: start, CommitSHA: start, Policy: p.policy, PolicyHash: p.policy.Hash(),
+		Limits: sel.Config.Limits}
 	return p, nil
 }
 

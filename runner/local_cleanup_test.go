@@ -96,12 +96,12 @@ func TestPolicyResolveFailureRemovesRunBranch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sel, err := selectPipeline(ctx, g, repo, before.Head, "")
+	sel, err := SelectPipeline(ctx, g, repo, before.Head, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sel.config.ArtifactPolicy.Verify.DenyGlobs = []string{"web/[dist/**"}
-	_, err = assemble(ctx, g, "01TESTRUN", dir, repo, before.Head, sel, o.Env.Host)
+	sel.Config.ArtifactPolicy.Verify.DenyGlobs = []string{"web/[dist/**"}
+	_, err = Assemble(ctx, g, "01TESTRUN", dir, repo, before.Head, sel, o.Env.Host)
 	if err == nil || !errors.Is(err, ErrUsage) {
 		t.Fatalf("assemble = %v, want a usage error from the artifact policy", err)
 	}

@@ -17,20 +17,28 @@ import (
 // ConfigPath is the repository configuration file.
 const ConfigPath = ".kilroy/config.yml"
 
-// selection is the pipeline a run executes, read from one commit.
-type selection struct {
-	name      string
-	graphPath string
+// Selection is the pipeline a run executes, read from one commit: what
+// SelectPipeline, LoadPipeline and ParsePipeline return and Assemble
+// prepares a run of.
+type Selection struct {
+	// Name is the pipeline's name in the configuration.
+	Name string
+	// GraphPath is the repository-relative path of its DOT file.
+	GraphPath string
 	source    []byte
-	pipeline  *attractor.Pipeline
-	diags     attractor.Diagnostics
-	config    *policy.RepoConfig
+	// Pipeline is the validated graph, with the configured node timeout
+	// applied to nodes that set none.
+	Pipeline *attractor.Pipeline
+	diags    attractor.Diagnostics
+	// Config is the repository configuration the pipeline was read with;
+	// its Limits and artifact policy apply to the run.
+	Config *policy.RepoConfig
 }
 
-// selectPipeline reads the configuration and the chosen pipeline from
+// SelectPipeline reads the configuration and the chosen pipeline from
 // commit rev: what runs is what the commit holds.
-func selectPipeline(ctx context.Context, git *gitops.Git, repo, rev, want string) (*selection, error) {
-	cfg, err := loadRepoConfig(ctx, git, repo, rev)
+func SelectPipeline(ctx context.Context, git *gitops.Git, repo, rev, want string) (*Selection, error) {
+	cfg, err := LoadRepoConfig(ctx, git, repo, rev)
 	if err != nil {
 		return nil, err
 	}
@@ -38,12 +46,13 @@ func selectPipeline(ctx context.Context, git *gitops.Git, repo, rev, want string
 	if err != nil {
 		return nil, err
 	}
-	return loadPipeline(ctx, git, repo, rev, cfg, name, pl)
+	return LoadPipeline(ctx, git, repo, rev, cfg, name, pl)
 }
 
-// loadPipeline reads and validates one configured pipeline's graph from
-// commit rev.
-func loadPipeline(ctx context.Context, git *gitops.Git, repo, rev string, cfg *policy.RepoConfig, name string, pl policy.Pipeline) (*selection, error) {
+// LoadPipeline reads and validates one configured pipeline's graph from
+// commit rev of repo. A pipeline that does not validate is an
+// *InvalidPipelineError; a graph missing from the commit is ErrUsage.
+func LoadPipeline(ctx context.Context, git *gitops.Git, repo, rev string, cfg *policy.RepoConfig, name string, pl policy.Pipeline) (*Selection, error) {
 	src, err := git.ReadFileAt(ctx, repo, rev, pl.Graph, attractor.MaxSourceBytes)
 	if errors.Is(err, gitops.ErrNotInCommit) {
 		return nil, fmt.Errorf("%w: pipeline %q: %s is not in commit %s: commit the file, or fix `graph:` in %s",
@@ -56,17 +65,18 @@ func loadPipeline(ctx context.Context, git *gitops.Git, repo, rev string, cfg *p
 	if err != nil {
 		return nil, err
 	}
-	return parsePipeline(cfg, name, pl, src)
+	return ParsePipeline(cfg, name, pl, src)
 }
 
-// parsePipeline validates the graph source of one pipeline.
-func parsePipeline(cfg *policy.RepoConfig, name string, pl policy.Pipeline, src []byte) (*selection, error) {
+// ParsePipeline validates the graph source src of pipeline name as
+// configured by cfg and pl.
+func ParsePipeline(cfg *policy.RepoConfig, name string, pl policy.Pipeline, src []byte) (*Selection, error) {
 	p, diags, err := attractor.Load(pl.Graph, src)
 	if err != nil {
 		return nil, &InvalidPipelineError{File: pl.Graph, Diagnostics: diags, Err: err}
 	}
 	applyLimits(p, cfg.Limits)
-	return &selection{name: name, graphPath: pl.Graph, source: src, pipeline: p, diags: diags, config: cfg}, nil
+	return &Selection{Name: name, GraphPath: pl.Graph, source: src, Pipeline: p, diags: diags, Config: cfg}, nil
 }
 
 // InvalidPipelineError carries the diagnostics of a pipeline that does not
@@ -83,9 +93,10 @@ func (e *InvalidPipelineError) Error() string {
 
 func (e *InvalidPipelineError) Unwrap() []error { return []error{ErrUsage, e.Err} }
 
-// loadRepoConfig reads the configuration at rev; without configured
-// pipelines every .kilroy/*.dot is one.
-func loadRepoConfig(ctx context.Context, git *gitops.Git, repo, rev string) (*policy.RepoConfig, error) {
+// LoadRepoConfig reads the configuration at commit rev of repo; without
+// configured pipelines every .kilroy/*.dot is one. A commit without any
+// pipeline is a *NoPipelinesError, an invalid configuration ErrUsage.
+func LoadRepoConfig(ctx context.Context, git *gitops.Git, repo, rev string) (*policy.RepoConfig, error) {
 	cfg, err := readRepoConfig(ctx, git, repo, rev)
 	if err != nil || cfg.Pipelines != nil {
 		return cfg, err

@@ -20,10 +20,10 @@ import (
 // first. An unconfigured file runs as the pipeline named after it, with
 // the default settings and the configuration's policy and limits. Pull
 // request runs only ever run configured pipelines.
-func selectLocal(ctx context.Context, git *gitops.Git, repo, rev, want string) (*selection, error) {
+func selectLocal(ctx context.Context, git *gitops.Git, repo, rev, want string) (*Selection, error) {
 	file, ok := graphFile(repo, want)
 	if !ok {
-		return selectPipeline(ctx, git, repo, rev, want)
+		return SelectPipeline(ctx, git, repo, rev, want)
 	}
 	cfg, err := readRepoConfig(ctx, git, repo, rev)
 	if err != nil {
@@ -31,7 +31,7 @@ func selectLocal(ctx context.Context, git *gitops.Git, repo, rev, want string) (
 	}
 	for name, pl := range cfg.Pipelines {
 		if pl.Graph == file {
-			return loadPipeline(ctx, git, repo, rev, cfg, name, pl)
+			return LoadPipeline(ctx, git, repo, rev, cfg, name, pl)
 		}
 	}
 	one, err := policy.DefaultPipelines([]string{file})
@@ -54,7 +54,7 @@ func selectLocal(ctx context.Context, git *gitops.Git, repo, rev, want string) (
 	if err != nil {
 		return nil, err
 	}
-	return parsePipeline(cfg, name, one[name], src)
+	return ParsePipeline(cfg, name, one[name], src)
 }
 
 // nearbyGraph suggests a .dot file of commit rev: the one of the same

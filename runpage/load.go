@@ -246,6 +246,9 @@ func (b *builder) checkpoint() {
 		b.problem("checkpoint.json: %v", err)
 		return
 	}
+	if cp.State == nil {
+		b.journal(&cp)
+	}
 	r := b.run
 	r.Pipeline, r.Branch, r.BaseSHA, r.UpdatedAt = cp.Pipeline, cp.Branch, cp.BaseSHA, cp.UpdatedAt
 	r.Commit = b.commit(cp.CommitSHA)

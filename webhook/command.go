@@ -5,30 +5,30 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/kilroy-bot/kilroy-bot/runner"
+	"github.com/kilroy-bot/kilroy-bot/server"
 )
 
 // Verb is what a /kilroy comment asks for.
-type Verb = runner.Verb
+type Verb = server.Verb
 
-// Verbs of a comment command; see runner.Verb.
+// Verbs of a comment command; see server.Verb.
 const (
-	VerbRun     = runner.VerbRun
-	VerbCancel  = runner.VerbCancel
-	VerbHelp    = runner.VerbHelp
-	VerbAnswer  = runner.VerbAnswer
-	VerbUnknown = runner.VerbUnknown
-	VerbInvalid = runner.VerbInvalid
+	VerbRun     = server.VerbRun
+	VerbCancel  = server.VerbCancel
+	VerbHelp    = server.VerbHelp
+	VerbAnswer  = server.VerbAnswer
+	VerbUnknown = server.VerbUnknown
+	VerbInvalid = server.VerbInvalid
 )
 
 // Usage lists the commands, for replies to help and unknown commands.
-const Usage = runner.CommandUsage
+const Usage = server.CommandUsage
 
 // commandPrefix starts the first line of a comment command.
 const commandPrefix = "/kilroy"
 
 // Command is a parsed /kilroy comment.
-type Command = runner.Command
+type Command = server.Command
 
 // pipelineName is what a pipeline may be called on a command line; it keeps
 // paths, options and markup out of the names a worker looks up.

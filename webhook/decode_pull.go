@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/kilroy-bot/kilroy-bot/runner"
+	"github.com/kilroy-bot/kilroy-bot/server"
 )
 
 // pullRequestRuns reports whether a pull_request action can start runs.
@@ -18,7 +18,7 @@ func pullRequestRuns(action string) bool {
 
 // decodePullRequest decodes the actions that start runs, and "closed": a
 // pull request closed or merged becomes a KindCancel event (Action
-// runner.ActionClosed) for it, because its unfinished runs would only burn
+// server.ActionClosed) for it, because its unfinished runs would only burn
 // workers and finish checks on a dead pull request.
 func decodePullRequest(payload []byte) (Event, error) {
 	var p pullRequestPayload
@@ -28,7 +28,7 @@ func decodePullRequest(payload []byte) (Event, error) {
 			return Event{}, err
 		}
 	}
-	closed := p.Action == runner.ActionClosed
+	closed := p.Action == server.ActionClosed
 	if !closed && !pullRequestRuns(p.Action) {
 		return Event{}, ignoredAction("pull_request", p.Action)
 	}

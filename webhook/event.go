@@ -1,30 +1,30 @@
 package webhook
 
-import "github.com/kilroy-bot/kilroy-bot/runner"
+import "github.com/kilroy-bot/kilroy-bot/server"
 
-// The webhook decodes deliveries straight into the runner's event model,
+// The webhook decodes deliveries straight into the server's event model,
 // which the queue stores; these aliases keep the webhook's names.
 type (
 	// Event is what the webhook extracted from an accepted delivery.
-	Event = runner.Event
+	Event = server.Event
 	// Kind says what a delivery asks for.
-	Kind               = runner.EventKind
-	Repo               = runner.Repo
-	PullRequest        = runner.PullRequest
-	Actor              = runner.Actor
-	CheckRun           = runner.CheckRun
-	CheckSuite         = runner.CheckSuite
-	InstallationChange = runner.InstallationChange
+	Kind               = server.EventKind
+	Repo               = server.Repo
+	PullRequest        = server.PullRequest
+	Actor              = server.Actor
+	CheckRun           = server.CheckRun
+	CheckSuite         = server.CheckSuite
+	InstallationChange = server.InstallationChange
 )
 
-// Kinds of accepted events; see runner.EventKind.
+// Kinds of accepted events; see server.EventKind.
 const (
-	KindPullRequest    = runner.KindPullRequest
-	KindCommentCommand = runner.KindCommentCommand
-	KindRerun          = runner.KindRerun
-	KindCancel         = runner.KindCancel
-	KindInstallation   = runner.KindInstallation
-	KindPing           = runner.KindPing
+	KindPullRequest    = server.KindPullRequest
+	KindCommentCommand = server.KindCommentCommand
+	KindRerun          = server.KindRerun
+	KindCancel         = server.KindCancel
+	KindInstallation   = server.KindInstallation
+	KindPing           = server.KindPing
 )
 
 // Delivery identifies one webhook delivery, from its headers.

@@ -6,7 +6,7 @@
 // changed files each, packed as a clone is, with a .kilroy/ci.dot pipeline.
 //
 //   - BenchmarkMirrorRun follows a pull request run of the GitHub App
-//     (runner.Server.HandleRun): a bare mirror per repository in the data
+//     (server.Server.HandleRun): a bare mirror per repository in the data
 //     dir, fetched, then a worktree of the PR head added from it and the
 //     artifact policy resolved. The first run finds no mirror and fetches
 //     the whole history; the second run of the same repository (the PR got

@@ -93,7 +93,7 @@ func logStart(ctx context.Context, logger *slog.Logger, b buildInfo, cfg serveCo
 // built once over them, turns deliveries into queued jobs and queued jobs
 // into runs. serve refuses to start without it, saying what is missing.
 type appWiring struct {
-	// RunSide builds the run side (runner.NewServer over w.Queue and
+	// RunSide builds the run side (server.NewServer over w.Queue and
 	// w.App, the checks publisher, the agents of w.Config.Policy.Agents).
 	RunSide func(ctx context.Context, w wired) (runSide, error)
 }
@@ -101,7 +101,7 @@ type appWiring struct {
 // runSide is what the run side hands serve.
 type runSide struct {
 	// Sink is the webhook's durable Sink: it enqueues a delivery's Event
-	// (webhook.Sink's contract; runner.Server.Accept does the enqueueing).
+	// (webhook.Sink's contract; server.Server.Accept does the enqueueing).
 	Sink webhook.Sink
 	// Start starts working queued jobs (queue.StartHandlers). Each run adds
 	// w.Metrics.Listener() to its listeners and uses w.RunURL as the
@@ -181,6 +181,8 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 
 	w.Queue, err = queue.Open(ctx, queue.Options{
 		DataDir: cfg.DataDir, DatabaseURL: string(cfg.DatabaseURL), Workers: cfg.Workers, Logger: logger,
+		StaleAfter: cfg.StaleAfter,
+		Caps:       cfg.Policy.Limits.runCaps(), Capped: cappedNotice(&w.App, w.Redactor.Redact),
 	})
 	if err != nil {
 		return deps, err

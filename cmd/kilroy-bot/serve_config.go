@@ -47,6 +47,10 @@ type serveConfig struct {
 	// hands them back for the next start to resume; zero gives them the
 	// whole of the shutdown hook's time. Not a setting: tests shorten it.
 	RunDrain time.Duration
+	// StaleAfter is how long a replica may miss its heartbeat before
+	// another takes its runs (0: the queue's default, a minute). Not a
+	// setting: tests shorten it.
+	StaleAfter time.Duration
 }
 
 // serverPolicy is the server policy file (--config): what the operator

@@ -16,11 +16,12 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 	"github.com/kilroy-bot/kilroy-bot/runpage"
+	appserver "github.com/kilroy-bot/kilroy-bot/server"
 	"github.com/kilroy-bot/kilroy-bot/webhook"
 )
 
 // productionWiring is the wiring `kilroy-bot serve` runs with: the run
-// side is runner.Server over the queue, the App and the checks publisher.
+// side is appserver.Server over the queue, the App and the checks publisher.
 func productionWiring() appWiring {
 	return appWiring{RunSide: buildRunSide}
 }
@@ -29,7 +30,7 @@ func productionWiring() appWiring {
 // of its page.
 const commitURLTimeout = 2 * time.Second
 
-// buildRunSide builds the runner.Server of serve and what serve needs of
+// buildRunSide builds the appserver.Server of serve and what serve needs of
 // it: the webhook sink, the workers' start and stop, commit links.
 func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 	host := sandbox.HostEnv()
@@ -45,10 +46,10 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 	if err != nil {
 		return runSide{}, err
 	}
-	srv, err := runner.NewServer(runner.ServerOptions{
+	srv, err := appserver.NewServer(appserver.ServerOptions{
 		DataDir: w.Config.DataDir,
 		Queue:   w.Queue,
-		GitHub: func(ctx context.Context, id int64) (runner.GitHub, error) {
+		GitHub: func(ctx context.Context, id int64) (appserver.GitHub, error) {
 			return &githubAPI{c: w.App.Installation(ctx, id), reporters: reporters}, nil
 		},
 		NewReporter: reporters.New,
@@ -174,11 +175,11 @@ func webURL(api string) string {
 }
 
 // queueSink is the webhook's Sink: it hands a delivery's event to the
-// runner, which records the delivery and enqueues the event job in one
+// server, which records the delivery and enqueues the event job in one
 // transaction.
-type queueSink struct{ srv *runner.Server }
+type queueSink struct{ srv *appserver.Server }
 
-func (s queueSink) Accept(ctx context.Context, d webhook.Delivery, ev runner.Event) (webhook.Accepted, error) {
+func (s queueSink) Accept(ctx context.Context, d webhook.Delivery, ev appserver.Event) (webhook.Accepted, error) {
 	res, err := s.srv.Accept(ctx, d.ID, d.Event, ev)
 	switch {
 	case errors.Is(err, queue.ErrUnavailable):

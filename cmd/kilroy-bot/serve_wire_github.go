@@ -12,8 +12,8 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/checks"
 	"github.com/kilroy-bot/kilroy-bot/ghapp"
-	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
+	appserver "github.com/kilroy-bot/kilroy-bot/server"
 )
 
 // maxCommentBody is GitHub's limit on an issue comment's body.
@@ -23,47 +23,47 @@ const maxCommentBody = 65536
 // of a run handed back at shutdown.
 const releaseTimeout = 10 * time.Second
 
-// githubAPI is runner.GitHub over one installation's client. Everything
+// githubAPI is appserver.GitHub over one installation's client. Everything
 // it posts passes through the server's redactor.
 type githubAPI struct {
 	c         *ghapp.Client
 	reporters *reporterFactory
 }
 
-var _ runner.GitHub = (*githubAPI)(nil)
+var _ appserver.GitHub = (*githubAPI)(nil)
 
-func ghRepo(r runner.Repo) ghapp.Repo { return ghapp.Repo{Owner: r.Owner, Name: r.Name} }
+func ghRepo(r appserver.Repo) ghapp.Repo { return ghapp.Repo{Owner: r.Owner, Name: r.Name} }
 
-func (a *githubAPI) PullRequest(ctx context.Context, repo runner.Repo, n int) (runner.PullRequest, error) {
+func (a *githubAPI) PullRequest(ctx context.Context, repo appserver.Repo, n int) (appserver.PullRequest, error) {
 	pr, err := a.c.PullRequest(ctx, ghRepo(repo), n)
 	if err != nil {
-		return runner.PullRequest{}, err
+		return appserver.PullRequest{}, err
 	}
-	return runner.PullRequest{Number: pr.Number, State: pr.State, HeadSHA: pr.HeadSHA, HeadRepoFullName: pr.HeadRepo,
+	return appserver.PullRequest{Number: pr.Number, State: pr.State, HeadSHA: pr.HeadSHA, HeadRepoFullName: pr.HeadRepo,
 		BaseRef: pr.BaseRef, Draft: pr.Draft, Fork: pr.FromFork(), AuthorLogin: pr.Author}, nil
 }
 
-func (a *githubAPI) PullRequestFiles(ctx context.Context, repo runner.Repo, n int) ([]string, error) {
+func (a *githubAPI) PullRequestFiles(ctx context.Context, repo appserver.Repo, n int) ([]string, error) {
 	return a.c.PullRequestFiles(ctx, ghRepo(repo), n)
 }
 
-func (a *githubAPI) CollaboratorPermission(ctx context.Context, repo runner.Repo, user string) (string, error) {
+func (a *githubAPI) CollaboratorPermission(ctx context.Context, repo appserver.Repo, user string) (string, error) {
 	return a.c.CollaboratorPermission(ctx, ghRepo(repo), user)
 }
 
-func (a *githubAPI) CreateComment(ctx context.Context, repo runner.Repo, n int, body string) error {
+func (a *githubAPI) CreateComment(ctx context.Context, repo appserver.Repo, n int, body string) error {
 	_, err := a.c.CreateComment(ctx, ghRepo(repo), n, checks.Truncate(a.reporters.w.Redactor.Redact(body), maxCommentBody, ""))
 	return err
 }
 
-func (a *githubAPI) AddReaction(ctx context.Context, repo runner.Repo, id int64, content string) error {
+func (a *githubAPI) AddReaction(ctx context.Context, repo appserver.Repo, id int64, content string) error {
 	return a.c.AddReaction(ctx, ghRepo(repo), id, content)
 }
 
 // ConfigCheck publishes the failed kilroy/config check through a
 // Publisher, which redacts, fits GitHub's limits and sends annotations
 // past the first 50 in further requests.
-func (a *githubAPI) ConfigCheck(ctx context.Context, repo runner.Repo, c runner.ConfigCheck) error {
+func (a *githubAPI) ConfigCheck(ctx context.Context, repo appserver.Repo, c appserver.ConfigCheck) error {
 	anns := make([]checks.Annotation, len(c.Annotations))
 	for i, an := range c.Annotations {
 		anns[i] = checks.Annotation{Path: an.Path, StartLine: an.Line, EndLine: an.Line,
@@ -72,7 +72,7 @@ func (a *githubAPI) ConfigCheck(ctx context.Context, repo runner.Repo, c runner.
 			anns[i].StartColumn, anns[i].EndColumn = an.Column, an.Column
 		}
 	}
-	name := strings.TrimPrefix(runner.ConfigCheckName, "kilroy/")
+	name := strings.TrimPrefix(appserver.ConfigCheckName, "kilroy/")
 	opts := a.reporters.options(repo.FullName)
 	opts.DetailsURL = nil // no run page: nothing ran
 	pub := checks.NewPublisher(a.c, ghRepo(repo), nil,
@@ -113,8 +113,8 @@ func (f *reporterFactory) options(repo string) checks.PublishOptions {
 	}
 }
 
-// New is runner.ServerOptions.NewReporter.
-func (f *reporterFactory) New(ctx context.Context, t runner.ReportTarget) (runner.Reporter, error) {
+// New is appserver.ServerOptions.NewReporter.
+func (f *reporterFactory) New(ctx context.Context, t appserver.ReportTarget) (appserver.Reporter, error) {
 	owner, name, ok := strings.Cut(t.Repo, "/")
 	if !ok || owner == "" || name == "" {
 		return nil, errors.New("reporter: repository " + t.Repo + " is not owner/name")
@@ -133,7 +133,7 @@ func (f *reporterFactory) New(ctx context.Context, t runner.ReportTarget) (runne
 		shuttingDown: func() bool { return errors.Is(context.Cause(ctx), queue.ErrStopping) }}, nil
 }
 
-// reporter adapts a Publisher to the runner's Reporter contract and adds
+// reporter adapts a Publisher to the server's Reporter contract and adds
 // the metrics listener to the run's events.
 type reporter struct {
 	*checks.Publisher
@@ -141,7 +141,7 @@ type reporter struct {
 	log     *slog.Logger
 	api     checks.API
 	repo    ghapp.Repo
-	target  runner.ReportTarget
+	target  appserver.ReportTarget
 	locks   *runLocks
 	// runDir gets the run's report.md, the report the run page shows,
 	// when a node starts, when it is checkpointed and when the checks
@@ -181,7 +181,7 @@ func (r *reporter) handedBack(ctx context.Context) bool {
 	return true
 }
 
-var _ runner.Reporter = (*reporter)(nil)
+var _ appserver.Reporter = (*reporter)(nil)
 
 // Queued creates the run's checks unless its summary check exists
 // already: a retried event, or a run that started first and made its own.

@@ -1,0 +1,68 @@
+package server
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/kilroy-bot/kilroy-bot/runner"
+)
+
+// Server caps. A repository's configuration chooses its run and node
+// timeouts, but the server's operator bounds them (server policy
+// `limits.max_run_timeout`, `limits.max_node_timeout`): a value above the
+// maximum runs with the maximum, and the summary check says so, so that
+// `run_timeout: 100000d` cannot hold a worker for ever.
+
+// Caps are the server's maximum timeouts; zero means no maximum.
+type Caps struct {
+	MaxRunTimeout  time.Duration
+	MaxNodeTimeout time.Duration
+}
+
+// clamp bounds sel's limits and node timeouts by c, and returns the notes
+// for the summary check that say what was lowered. sel's configuration is
+// copied, not changed in place.
+func (c Caps) clamp(sel *runner.Selection) []string {
+	var notes []string
+	cfg := *sel.Config
+	if m := c.MaxRunTimeout; m > 0 && cfg.Limits.RunTimeout > m {
+		notes = append(notes, fmt.Sprintf("`limits.run_timeout` of %s in %s is above this server's maximum; the run may take %s.",
+			cfg.Limits.RunTimeout, runner.ConfigPath, m))
+		cfg.Limits.RunTimeout = m
+	}
+	if m := c.MaxNodeTimeout; m > 0 {
+		// Nodes without a timeout of their own have the configured one
+		// (applyLimits); its note covers them.
+		inherited := cfg.Limits.NodeTimeout
+		if cfg.Limits.NodeTimeout > m {
+			notes = append(notes, fmt.Sprintf("`limits.node_timeout` of %s in %s is above this server's maximum; nodes may take %s.",
+				cfg.Limits.NodeTimeout, runner.ConfigPath, m))
+			cfg.Limits.NodeTimeout = m
+		}
+		var lowered []string
+		for _, n := range sel.Pipeline.Nodes {
+			if n.Timeout > m {
+				if n.Timeout != inherited {
+					lowered = append(lowered, "`"+n.ID+"`")
+				}
+				n.Timeout = m
+			}
+		}
+		if len(lowered) > 0 {
+			slices.Sort(lowered)
+			notes = append(notes, fmt.Sprintf("The `timeout` of %s in %s is above this server's maximum of %s, which %s instead.",
+				joinList(lowered), sel.GraphPath, m, plural(len(lowered), "it gets", "they get")))
+		}
+	}
+	sel.Config = &cfg
+	return notes
+}
+
+func joinList(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " and " + xs[len(xs)-1]
+}

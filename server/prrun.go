@@ -1,0 +1,230 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/runner"
+	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
+	"github.com/kilroy-bot/kilroy-bot/runner/queue"
+)
+
+// finishTimeout bounds the work after a run ends (final push, completing
+// checks, revoking tokens), which must happen even when the run's own
+// context was cancelled.
+const finishTimeout = 2 * time.Minute
+
+// prRun is one pull request run job being worked.
+type prRun struct {
+	s   *Server
+	job queue.RunJob
+	log *slog.Logger
+	dir runner.RunDir
+	git *gitops.Git // authenticates fetches and pushes of this run
+	rep Reporter
+	// history is what the run did before this execution resumed it; nil
+	// when it starts over.
+	history *runner.History
+}
+
+// HandleRun works one run job: a fresh token, the mirror fetched, a
+// worktree of the head SHA, the pipeline (from the head, or the base
+// branch when ConfigFromBase) executed with the checks reporting and the
+// run branch pushed after each checkpoint and at the end, then the token
+// revoked. Its wait.human nodes are asked on the pull request (human.go).
+// A run handed back after an interruption (Resumes > 0) resumes from its
+// checkpoint.json when it has one and starts over otherwise.
+//
+// Every check of the run ends completed: with the result (Close), with
+// the cancellation ("superseded by <sha>", "cancelled by @user") or with
+// the internal error (Fail). Only a shutdown leaves them for the resumed
+// run to finish.
+func (s *Server) HandleRun(ctx context.Context, job queue.RunJob) error {
+	r := &prRun{s: s, job: job, dir: s.runDir(job.RunID),
+		log: s.log.With("installation", job.InstallationID, "repo", job.Repo, "pr", job.PR, "run", job.RunID,
+			"pipeline", job.Pipeline)}
+	src, revoke, err := s.o.Tokens(ctx, job.InstallationID, job.Repo)
+	if err != nil {
+		return r.end(ctx, nil, nil, fmt.Errorf("git token: %w", err))
+	}
+	defer r.revoke(ctx, revoke)
+	p, err := r.prepare(ctx, src)
+	if err != nil {
+		return r.end(ctx, nil, nil, err)
+	}
+	if err := r.adopt(ctx, p.Pipeline); err != nil {
+		r.log.Error("run: adopt checks", "err", err)
+	}
+	r.log.Info("run: started", "head", job.HeadSHA, "resumes", job.Resumes, "branch", p.Branch)
+	push := newPusher(r.log, r.git, p.RepoDir, job.CloneURL, p.Branch, job.HeadSHA)
+	res, err := p.Execute(ctx, runner.LocalOptions{GitPath: s.o.GitPath, Env: s.o.Env, Agent: s.o.Agent, NewAgent: s.o.NewAgent,
+		Listener: attractor.Listeners{r.rep, push}, Interviewer: r.interviewer(), Store: r.store()})
+	return r.end(ctx, push, res, err)
+}
+
+// prepare makes the run ready: resumed from its checkpoint, or new.
+func (r *prRun) prepare(ctx context.Context, src gitops.TokenSource) (*runner.Prepared, error) {
+	if r.job.Resumes > 0 {
+		if p, ok := r.resume(ctx, src); ok {
+			return p, nil
+		}
+	}
+	if err := r.clearRunDir(); err != nil {
+		return nil, err
+	}
+	git, err := r.s.gitFor(r.dir.GitHome(), src)
+	if err != nil {
+		return nil, err
+	}
+	r.git = git
+	repo := Repo{FullName: r.job.Repo, CloneURL: r.job.CloneURL}
+	repo.Owner, repo.Name = splitRepo(r.job.Repo)
+	f, err := r.s.fetchPR(ctx, git, repo, r.job.PR, r.job.HeadSHA, r.job.BaseRef)
+	if err != nil {
+		return nil, err
+	}
+	rev := r.job.HeadSHA
+	if r.job.ConfigFromBase {
+		rev = f.baseSHA
+	}
+	sel, err := runner.SelectPipeline(ctx, git, f.mirror, rev, r.job.Pipeline)
+	if err != nil {
+		return nil, err
+	}
+	r.job.Notes = append(r.job.Notes, r.s.o.Caps.clamp(sel)...)
+	defer r.s.mirrorLocks.lock(f.mirror)()
+	return runner.Assemble(ctx, git, r.job.RunID, r.dir, f.mirror, r.job.HeadSHA, sel, r.s.o.Env.Host)
+}
+
+// resume prepares an interrupted run from its checkpoint; ok is false when
+// there is none to resume from (the run starts over).
+func (r *prRun) resume(ctx context.Context, src gitops.TokenSource) (*runner.Prepared, bool) {
+	r.rebuild(ctx, src) // another replica ran it: its directory from the database
+	cp, err := runner.ReadCheckpoint(string(r.dir))
+	if err != nil || cp.State.Finished {
+		r.log.Info("run: interrupted before a resumable checkpoint; starting over", "err", err)
+		return nil, false
+	}
+	git, err := r.s.gitFor(r.dir.GitHome(), src)
+	if err != nil {
+		r.log.Warn("run: resume", "err", err)
+		return nil, false
+	}
+	unlock := r.s.mirrorLocks.lock(cp.RepoDir)
+	p, err := runner.PrepareResume(ctx, string(r.dir), runner.LocalOptions{GitPath: r.s.o.GitPath, Env: r.s.o.Env})
+	unlock()
+	if err != nil {
+		r.log.Warn("run: cannot resume; starting over", "err", err)
+		return nil, false
+	}
+	r.git = git
+	// Read now: the resumed run appends to progress.ndjson. Without the
+	// history the checks still complete, the earlier nodes just show less.
+	if r.history, err = runner.ReadHistory(string(r.dir)); err != nil {
+		r.log.Warn("run: read what the run did before it was interrupted", "err", err)
+	}
+	r.log.Info("run: resuming", "checkpoint", cp.CommitSHA)
+	return p, true
+}
+
+// clearRunDir removes what an earlier attempt of this run left, so a run
+// that starts over starts clean; the stale worktree registration goes with
+// the prune AddWorktree does.
+func (r *prRun) clearRunDir() error {
+	if err := os.RemoveAll(string(r.dir)); err != nil {
+		return fmt.Errorf("clear run directory of %s: %w", r.job.RunID, err)
+	}
+	return nil
+}
+
+// adopt makes the run's reporter and takes over its queued checks.
+func (r *prRun) adopt(ctx context.Context, graph *attractor.Pipeline) error {
+	rep, err := r.s.o.NewReporter(ctx, ReportTarget{InstallationID: r.job.InstallationID, Repo: r.job.Repo,
+		HeadSHA: r.job.HeadSHA, PR: r.job.PR, Pipeline: r.job.Pipeline, RunID: r.job.RunID, Graph: graph, Notes: r.job.Notes,
+		History: r.history})
+	if err != nil {
+		return err
+	}
+	r.rep = rep
+	return rep.Adopt(ctx)
+}
+
+// end pushes the run branch a last time and completes the checks the way
+// the run ended. Its error is what the queue records: a cancellation stays
+// a cancellation, a pipeline failure is a result (nil).
+func (r *prRun) end(ctx context.Context, push *pusher, res *attractor.RunResult, runErr error) error {
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	var pushErr error
+	if push != nil {
+		if pushErr = push.finish(fctx); pushErr != nil {
+			r.log.Error("run: final push of the run branch", "err", pushErr)
+		}
+	}
+	cause := context.Cause(ctx)
+	if errors.Is(cause, queue.ErrStopping) {
+		// The queue hands the run back; its resumption completes the checks.
+		r.log.Info("run: stopped by shutdown; will resume")
+		return cause
+	}
+	if r.rep == nil {
+		if err := r.adopt(fctx, nil); err != nil {
+			r.log.Error("run: adopt checks", "err", err)
+		}
+	}
+	if pushErr != nil && r.rep != nil {
+		// The checks link checkpoint commits GitHub never got: the summary
+		// must not report success.
+		reason := fmt.Sprintf("%s: %s", push.branch, r.s.publicReason(pushErr))
+		if err := r.rep.PushFailed(fctx, reason); err != nil {
+			r.log.Error("run: report the failed push", "err", err)
+		}
+	}
+	var ce *queue.CancelledError
+	switch {
+	case errors.As(cause, &ce):
+		r.log.Info("run: cancelled", "reason", ce.Error())
+		r.complete(fctx, "cancel", func(ctx context.Context) error { return r.rep.Cancel(ctx, ce.Error()) })
+		return cause
+	case runErr != nil:
+		r.log.Error("run: failed to run", "err", runErr)
+		r.complete(fctx, "fail", func(ctx context.Context) error { return r.rep.Fail(ctx, r.s.publicReason(runErr)) })
+		return runErr
+	default:
+		r.log.Info("run: finished", "status", res.Status, "failed_node", res.FailedNode)
+		r.complete(fctx, "close", r.rep.Close)
+		return nil
+	}
+}
+
+func (r *prRun) complete(ctx context.Context, what string, f func(context.Context) error) {
+	if r.rep == nil {
+		return
+	}
+	if err := f(ctx); err != nil {
+		r.log.Error("run: complete checks", "how", what, "err", err)
+	}
+}
+
+// revoke revokes the run's tokens on a context that outlives the run's.
+func (r *prRun) revoke(ctx context.Context, revoke func(context.Context) error) {
+	if revoke == nil {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), revokeTimeout)
+	defer cancel()
+	if err := revoke(rctx); err != nil {
+		r.log.Warn("run: revoke git tokens", "err", err)
+	}
+}
+
+func splitRepo(full string) (owner, name string) {
+	owner, name, _ = strings.Cut(full, "/")
+	return owner, name
+}
