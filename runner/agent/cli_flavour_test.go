@@ -31,7 +31,7 @@ func TestCLIFlavourSettings(t *testing.T) {
 		{CLIGemini, map[string]string{"GOOGLE_GEMINI_BASE_URL": base, "GEMINI_TELEMETRY_ENABLED": "false", "IS_SANDBOX": ""},
 			[]string{"--model\nm1"}, []string{`"usageStatisticsEnabled": false`, `"selectedType": "gemini-api-key"`, `"maxAttempts": 3`, `"maxSessionTurns": 7`}},
 		{CLICodex, map[string]string{"CODEX_API_KEY": testOpenAIKey, "ANTHROPIC_BASE_URL": "", "IS_SANDBOX": ""},
-			[]string{"-c\ncheck_for_update_on_startup=false", `-c` + "\n" + `model_providers.kilroy.base_url="` + base + `"`,
+			[]string{"-c\ncheck_for_update_on_startup=false", "-c\nfeatures.plugins=false", `-c` + "\n" + `model_providers.kilroy.base_url="` + base + `"`,
 				`-c` + "\n" + `model_providers.kilroy.env_key="CODEX_API_KEY"`, `-c` + "\n" + `model_provider="kilroy"`, "model_reasoning_effort=high",
 				"-c\nmodel_providers.kilroy.request_max_retries=2", "-c\nmodel_providers.kilroy.stream_max_retries=2"}, nil},
 	}

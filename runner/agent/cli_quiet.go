@@ -40,7 +40,9 @@ func cliFlavourEnv(b Backend, retries int, asRoot bool) map[string]string {
 }
 
 // cliConfigArgs are Codex's equivalents, which it takes only as -c
-// overrides: no update check or analytics, and base_url as a provider of
+// overrides: no update check, analytics or plugins (at start Codex syncs
+// its curated plugin list from GitHub, falling back to the vendor's
+// backend: a lookup of api.github.com and chatgpt.com per run), and base_url as a provider of
 // its own that reads the key from the variable the bot sets and retries a
 // request or a dropped stream retries times (the built-in provider's
 // retries cannot be changed).
@@ -48,7 +50,7 @@ func cliConfigArgs(b Backend, retries int) []string {
 	if b.CLI != CLICodex {
 		return nil
 	}
-	args := []string{"-c", "check_for_update_on_startup=false", "-c", "analytics.enabled=false"}
+	args := []string{"-c", "check_for_update_on_startup=false", "-c", "analytics.enabled=false", "-c", "features.plugins=false"}
 	if b.BaseURL == "" {
 		return args
 	}
