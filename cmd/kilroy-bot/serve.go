@@ -35,7 +35,7 @@ variable; a flag wins over its variable.
   --data-dir DIR               KILROY_DATA_DIR              default ./kilroy-data
   --database-url URL           KILROY_DATABASE_URL          default: SQLite in the data dir
   --github-url URL             KILROY_GITHUB_URL            default https://api.github.com/
-  --app-id ID                  KILROY_APP_ID                required
+  --app-id ID                  KILROY_APP_ID                required, or the app-id file setup stores in the data dir
   --private-key-file FILE      KILROY_PRIVATE_KEY_FILE      required (PEM)
   --webhook-secret-file FILE   KILROY_WEBHOOK_SECRET_FILE   required, or the value in KILROY_WEBHOOK_SECRET
   --config FILE                KILROY_CONFIG                optional server policy YAML
@@ -224,7 +224,8 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 	if err := metrics.RegisterBodyBytes(reg, hook.BodyBytesInFlight); err != nil {
 		return deps, err
 	}
-	pages, err := runpage.New(runpage.Options{RunsDir: runsDir, Keys: keys, Redactor: w.Redactor, CommitURL: rs.CommitURL, Source: rs.Source})
+	pages, err := runpage.New(runpage.Options{RunsDir: runsDir, Keys: keys, Redactor: w.Redactor, CommitURL: rs.CommitURL, Source: rs.Source,
+		Active: runActive(w.Queue)})
 	if err != nil {
 		return deps, err
 	}
