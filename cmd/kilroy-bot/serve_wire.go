@@ -48,7 +48,7 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 	if err != nil {
 		return runSide{}, err
 	}
-	pool, err := newWorktreePool(w.Config.DataDir, host)
+	pool, err := newWorktreePool(w.Config.DataDir, host, sb != nil)
 	if err != nil {
 		return runSide{}, err
 	}
@@ -110,8 +110,13 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 // newWorktreePool is the pool of warm worktrees of pull request runs, in
 // <data-dir>/pool with wtpool's default bounds (2 per repository, 16 in
 // all, an hour idle); its git runs with the data dir's HOME, as the event
-// handlers' does.
-func newWorktreePool(dataDir string, host map[string]string) (*wtpool.Pool, error) {
+// handlers' does. Without the sandbox there is none (nil): a node could
+// then write the worktree's index and the mirror, which the pool's
+// cleaning trusts, so every run checks out a fresh worktree.
+func newWorktreePool(dataDir string, host map[string]string, sandboxed bool) (*wtpool.Pool, error) {
+	if !sandboxed {
+		return nil, nil
+	}
 	git, err := gitops.New(gitops.Options{PATH: host["PATH"], HomeDir: filepath.Join(dataDir, "home")})
 	if err != nil {
 		return nil, err
