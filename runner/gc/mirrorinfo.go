@@ -12,16 +12,15 @@ import (
 
 // mirrorInfoFile is the file the server writes into a mirror each time it
 // fetches into it: its modification time is the mirror's last use, and it
-// says where the mirror's remote is and which installation reaches it, for
+// says which repository the mirror is of and where its remote is, for
 // deleting run branches there. git ignores files it does not know in a
 // repository's directory.
 const mirrorInfoFile = "kilroy-mirror.json"
 
 // MirrorInfo is what the sweep needs to reach a mirror's remote.
 type MirrorInfo struct {
-	Repo           string `json:"repo"`      // owner/name
-	CloneURL       string `json:"clone_url"` // no credentials: tokens are fetched when needed
-	InstallationID int64  `json:"installation_id"`
+	Repo     string `json:"repo"`      // owner/name
+	CloneURL string `json:"clone_url"` // no credentials: tokens are fetched when needed
 }
 
 // MarkMirror records that the mirror at dir was just used, and info.

@@ -20,8 +20,8 @@ type Queue interface {
 }
 
 // RemoteGit returns a git that authenticates to the remote of a mirror
-// (info.CloneURL) with fresh tokens of info.InstallationID, and what to
-// call when done with it (revoking them).
+// (info.CloneURL) with fresh tokens of the installation that reaches
+// info.Repo, and what to call when done with it (revoking them).
 type RemoteGit func(ctx context.Context, info MirrorInfo) (*gitops.Git, func(), error)
 
 // SweepOptions configure Sweep.

@@ -141,7 +141,7 @@ func pruneExpire(o SweepOptions, worktrees int) time.Duration {
 // mirror still has it.
 func sweepRemote(ctx context.Context, o SweepOptions, m mirror, st *mirrorState, res *Swept) error {
 	info, _, ok := mirrorInfo(m.dir)
-	if !ok || info.CloneURL == "" || info.InstallationID == 0 {
+	if !ok || info.CloneURL == "" || info.Repo == "" {
 		return nil // the server never recorded where its remote is
 	}
 	git, done, err := o.Remote(ctx, info)
