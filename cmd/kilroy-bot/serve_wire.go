@@ -74,7 +74,7 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 	q := w.Queue
 	return runSide{
 		Background: sweep,
-		Sink: queueSink{srv: srv},
+		Sink:       queueSink{srv: srv},
 		Start: func(ctx context.Context) (func(context.Context) error, error) {
 			// ctx ends when shutdown begins, and cancelling the queue's
 			// context is a hard stop that fails the running runs; the
