@@ -66,17 +66,21 @@ func TestComposeMatchesImageAndSetup(t *testing.T) {
 		"security": bot.SecurityOpt,
 		"key":      bot.Environment["KILROY_PRIVATE_KEY_FILE"],
 		"secret":   bot.Environment["KILROY_WEBHOOK_SECRET_FILE"],
-		"volume":   slices.ContainsFunc(bot.Volumes, func(v string) bool { return strings.HasSuffix(v, ":"+data) }),
-		"build":    bot.Build != nil && filepath.Clean(bot.Build.Context) == ".." && bot.Build.Dockerfile == "Dockerfile",
-		"postgres": c.Services["postgres"].Profiles,
+		// serve reads the app-id file setup stores: compose must not
+		// insist on the variable (${VAR:?...} stops compose without it).
+		"app id required": strings.Contains(bot.Environment["KILROY_APP_ID"], ":?"),
+		"volume":          slices.ContainsFunc(bot.Volumes, func(v string) bool { return strings.HasSuffix(v, ":"+data) }),
+		"build":           bot.Build != nil && filepath.Clean(bot.Build.Context) == ".." && bot.Build.Dockerfile == "Dockerfile",
+		"postgres":        c.Services["postgres"].Profiles,
 	}
 	want := map[string]any{
-		"security": []string{"seccomp=unconfined", "apparmor=unconfined"},
-		"key":      files.PrivateKey(),
-		"secret":   files.WebhookSecret(),
-		"volume":   true,
-		"build":    true,
-		"postgres": []string{"postgres"},
+		"security":        []string{"seccomp=unconfined", "apparmor=unconfined", "systempaths=unconfined"},
+		"key":             files.PrivateKey(),
+		"secret":          files.WebhookSecret(),
+		"app id required": false,
+		"volume":          true,
+		"build":           true,
+		"postgres":        []string{"postgres"},
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("compose.yml (-got +want):\n%s", diff)

@@ -2,14 +2,15 @@
 // makes a worktree of the commit to test, resolves the artifact policy
 // once, executes the engine with a Host that starts every process through
 // runner/sandbox and commits a checkpoint through runner/gitops after every
-// node, and keeps the run directory (checkpoint.json, progress.ndjson, the
+// node, and keeps the run directory (checkpoint.json, checkpoints.ndjson, progress.ndjson, the
 // stage directories) that resume and the reports read.
 //
 // The run directory lives outside the worktree on the same filesystem:
 //
 //	<run-dir>/
 //	  worktree/               the git worktree nodes run in
-//	  checkpoint.json         state after the last checkpoint, written atomically
+//	  checkpoint.json         what the run runs (policy snapshot, branch), written once
+//	  checkpoints.ndjson      one state delta per checkpoint, appended (journal.go)
 //	  graph.dot               the pipeline source the run executed
 //	  progress.ndjson         one JSON event per line
 //	  report.md               the markdown the summary check shows

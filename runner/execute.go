@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/policy"
@@ -29,6 +28,17 @@ func (p *Prepared) Execute(ctx context.Context, o LocalOptions) (*attractor.RunR
 		return nil, fmt.Errorf("open progress.ndjson: %w", err)
 	}
 	defer progFile.Close()
+	jr, err := p.openJournal()
+	if err != nil {
+		return nil, err
+	}
+	defer jr.close()
+	p.journal, p.store = jr, o.Store
+	if p.store != nil {
+		if err := p.storeStart(ctx); err != nil {
+			return nil, err
+		}
+	}
 	prog := NewProgress(progFile, o.Live)
 	if err := prog.RunStarted(p.RunID, p.Name, p.Branch, p.BaseSHA, string(p.Dir)); err != nil {
 		return nil, err
@@ -51,12 +61,28 @@ func (p *Prepared) Execute(ctx context.Context, o LocalOptions) (*attractor.RunR
 	return attractor.Resume(ctx, p.Pipeline, cfg, p.resumeFrom)
 }
 
-// saveCheckpoint writes checkpoint.json after every checkpoint commit.
-func (p *Prepared) saveCheckpoint(sha string, st *attractor.State) error {
-	p.cp.CommitSHA = sha
-	p.cp.State = st
-	p.cp.UpdatedAt = time.Now().UTC()
-	return p.Dir.writeCheckpoint(&p.cp)
+// openJournal opens the run's checkpoint journal; a new run first writes
+// its checkpoint.json.
+func (p *Prepared) openJournal() (*journal, error) {
+	if p.resumeFrom == nil {
+		if err := p.Dir.writeHeader(p.cp); err != nil {
+			return nil, err
+		}
+	}
+	return openJournal(p.Dir, p.cp.Seq, p.resumeFrom)
+}
+
+// saveCheckpoint appends the checkpoint to the journal after every
+// checkpoint commit, then hands the record to the store, if any.
+func (p *Prepared) saveCheckpoint(ctx context.Context, sha string, st *attractor.State) error {
+	rec, err := p.journal.append(sha, st)
+	if err != nil {
+		return err
+	}
+	if p.store != nil {
+		p.store.Checkpointed(ctx, p.RunID, rec)
+	}
+	return nil
 }
 
 // interviewer answers from the answers given up front, then asks.

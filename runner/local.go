@@ -42,6 +42,9 @@ type LocalOptions struct {
 	NewAgent AgentFactory
 	Live     io.Writer // progress lines; nil for none
 	Now      func() time.Time
+	// Store keeps the run's checkpoints beyond its run directory (the
+	// server's database); nil for none.
+	Store StateStore
 }
 
 // Prepared is a run ready to execute: worktree made, policy resolved.
@@ -59,6 +62,8 @@ type Prepared struct {
 	policy     *policy.Resolved
 	cp         Checkpoint
 	resumeFrom *attractor.State // nil for a new run
+	journal    *journal         // while executing
+	store      StateStore
 	// ownsBranch: this run created Branch; it did not exist before the
 	// worktree was made. Only such a branch is ever deleted again.
 	ownsBranch bool
@@ -139,7 +144,7 @@ func Assemble(ctx context.Context, git *gitops.Git, runID string, dir RunDir, re
 		return nil, err
 	}
 	p.cp = Checkpoint{Version: checkpointVersion, RunID: runID, Pipeline: sel.Name, GraphPath: sel.GraphPath,
-		RepoDir: repo, Branch: p.Branch, BaseSHA: start, CommitSHA: start, Policy: p.policy, PolicyHash: p.policy.Hash(),
+		RepoDir: repo, RunDir: string(dir), Branch: p.Branch, BaseSHA: start, CommitSHA: start, Policy: p.policy, PolicyHash: p.policy.Hash(),
 		Limits: sel.Config.Limits}
 	return p, nil
 }

@@ -2,7 +2,9 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
@@ -22,6 +24,9 @@ func PrepareResume(ctx context.Context, dir string, o LocalOptions) (*Prepared, 
 		return nil, fmt.Errorf("%w: run directory: %w", ErrUsage, err)
 	}
 	cp, err := ReadCheckpoint(dir)
+	if errors.Is(err, ErrNoCheckpoint) {
+		return nil, fmt.Errorf("%w: %w: nothing to resume, start it again with `kilroy-bot run`", ErrUsage, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrUsage, err)
 	}
@@ -29,6 +34,9 @@ func PrepareResume(ctx context.Context, dir string, o LocalOptions) (*Prepared, 
 		return nil, fmt.Errorf("%w: run %s already finished; start a new one with `kilroy-bot run`", ErrUsage, cp.RunID)
 	}
 	rd := RunDir(dir)
+	if err := rd.readyJournal(cp); err != nil {
+		return nil, fmt.Errorf("resume %s: %w", cp.RunID, err)
+	}
 	src, err := safefile.ReadIn(dir, filepath.Base(rd.Graph()), attractor.MaxSourceBytes)
 	if err != nil {
 		return nil, fmt.Errorf("%w: read the run's graph.dot: %w", ErrUsage, err)
@@ -57,4 +65,31 @@ func PrepareResume(ctx context.Context, dir string, o LocalOptions) (*Prepared, 
 		return nil, fmt.Errorf("resume %s: %w", cp.RunID, err)
 	}
 	return prep, nil
+}
+
+// readyJournal makes the journal ready for the resumed run to append to:
+// a torn last line is cut off, and a version 1 run directory (the whole
+// state in checkpoint.json) becomes a journal of one record holding that
+// state and a version 2 checkpoint.json. The journal is written first: a
+// kill between the two leaves the version 1 file, which a later resume
+// converts again.
+func (d RunDir) readyJournal(cp *Checkpoint) error {
+	if cp.Version != legacyCheckpointVersion {
+		if err := os.Truncate(d.Journal(), cp.journalLen); err != nil {
+			return fmt.Errorf("cut the torn end of %s: %w", journalName, err)
+		}
+		return nil
+	}
+	rec := CheckpointRecord{Seq: 1, SHA: cp.CommitSHA, At: cp.UpdatedAt, Delta: attractor.DiffState(nil, cp.State)}
+	b, err := encodeJournal([]CheckpointRecord{rec})
+	if err != nil {
+		return err
+	}
+	if err := safefile.WriteFile(d.Journal(), b); err != nil {
+		return fmt.Errorf("convert checkpoint.json version 1: %w", err)
+	}
+	cp.Seq = 1
+	// The record round-trips the state as every later resume reads it.
+	cp.State = replay([]CheckpointRecord{rec})
+	return d.writeHeader(*cp)
 }

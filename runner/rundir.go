@@ -37,27 +37,45 @@ func (d RunDir) clear(existed bool) {
 	}
 }
 
-// Checkpoint is checkpoint.json: everything resume needs, written
-// atomically after every checkpoint commit.
+// Checkpoint is what resume needs: checkpoint.json, written once when the
+// run starts, and the state of the last checkpoint, replayed from
+// checkpoints.ndjson (journal.go). A version 1 checkpoint.json, written by
+// earlier kilroy-bots after every node, carries the state itself.
 type Checkpoint struct {
-	Version    int              `json:"version"`
-	RunID      string           `json:"run_id"`
-	Pipeline   string           `json:"pipeline"`
-	GraphPath  string           `json:"graph_path"` // repository-relative .dot the run executed
-	RepoDir    string           `json:"repo_dir"`   // repository the worktree belongs to
-	Branch     string           `json:"branch"`
-	BaseSHA    string           `json:"base_sha"`
-	CommitSHA  string           `json:"commit_sha"` // last checkpoint commit
-	UpdatedAt  time.Time        `json:"updated_at"`
-	State      *attractor.State `json:"state"`
+	Version   int    `json:"version"`
+	RunID     string `json:"run_id"`
+	Pipeline  string `json:"pipeline"`
+	GraphPath string `json:"graph_path"` // repository-relative .dot the run executed
+	RepoDir   string `json:"repo_dir"`   // repository the worktree belongs to
+	// RunDir is the run directory the policy snapshot's paths point into,
+	// so a run directory rebuilt elsewhere can move them.
+	RunDir    string    `json:"run_dir,omitempty"`
+	Branch    string    `json:"branch"`
+	BaseSHA   string    `json:"base_sha"`
+	CommitSHA string    `json:"commit_sha,omitempty"` // last checkpoint commit
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+	// State is the run state at CommitSHA; in checkpoint.json only in
+	// version 1.
+	State      *attractor.State `json:"state,omitempty"`
 	Policy     *policy.Resolved `json:"artifact_policy"`
 	PolicyHash string           `json:"artifact_policy_sha256"`
 	// Limits are the config's limits when the run started; resume applies
 	// them again, since it reads no config (like the policy snapshot).
 	Limits policy.Limits `json:"limits"`
+
+	// Seq is the number of the last checkpoint; journalLen the bytes of
+	// checkpoints.ndjson its records fill (a torn line after them is cut
+	// off before the resumed run appends).
+	Seq        int `json:"-"`
+	journalLen int64
 }
 
-const checkpointVersion = 1
+// Checkpoint versions: 1 carried the whole state and was rewritten after
+// every node; 2 is written once and the state is in the journal.
+const (
+	legacyCheckpointVersion = 1
+	checkpointVersion       = 2
+)
 
 // Caps on the run directory's files read back: the run wrote them, but its
 // nodes could have replaced them.
@@ -66,25 +84,53 @@ const (
 	maxProgressBytes   = 256 << 20
 )
 
-// writeCheckpoint replaces checkpoint.json atomically: a reader sees the
-// old file or the new one, never a torn write.
-func (d RunDir) writeCheckpoint(cp *Checkpoint) error {
+// writeHeader writes checkpoint.json, version 2, atomically: a reader
+// sees the old file or the new one, never a torn write. It is written when
+// a run starts (and when a run directory is rebuilt or converted), not
+// per node.
+func (d RunDir) writeHeader(cp Checkpoint) error {
+	cp.Version, cp.State, cp.CommitSHA, cp.UpdatedAt = checkpointVersion, nil, "", time.Time{}
 	b, err := json.MarshalIndent(cp, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode checkpoint: %w", err)
 	}
-	// Replaced, not fsynced: the durability promised is against a killed
-	// process (SIGKILL, a crash of the bot), which leaves the page cache to
-	// the kernel. After an OS crash or power loss the file may be one
-	// checkpoint behind the run branch, as git's own unsynced refs may be,
-	// and resume repeats the nodes after it. An fsync per node cost about
-	// 0.4 of git's own per-commit time (bench/chain).
 	return safefile.WriteFile(d.Checkpoint(), append(b, '\n'))
 }
 
-// ReadCheckpoint loads a run's checkpoint.json and checks its policy
-// snapshot against the recorded hash.
+// ReadCheckpoint loads a run's checkpoint: checkpoint.json, its policy
+// snapshot checked against the recorded hash, and the state of the last
+// checkpoint. A run without a checkpoint yet is ErrNoCheckpoint.
 func ReadCheckpoint(dir string) (*Checkpoint, error) {
+	cp, err := readHeader(dir)
+	if err != nil {
+		return nil, err
+	}
+	if cp.Version == legacyCheckpointVersion {
+		if cp.State == nil {
+			return nil, fmt.Errorf("%s: checkpoint has no run state", RunDir(dir).Checkpoint())
+		}
+		return cp, nil
+	}
+	recs, valid, err := readJournal(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%s: run %s was interrupted before its first checkpoint: %w", dir, cp.RunID, ErrNoCheckpoint)
+	}
+	cp.setRecords(recs)
+	cp.journalLen = valid
+	return cp, nil
+}
+
+// setRecords makes cp the checkpoint the last of recs took.
+func (cp *Checkpoint) setRecords(recs []CheckpointRecord) {
+	last := recs[len(recs)-1]
+	cp.State, cp.CommitSHA, cp.UpdatedAt, cp.Seq = replay(recs), last.SHA, last.At, last.Seq
+}
+
+// readHeader reads and checks checkpoint.json.
+func readHeader(dir string) (*Checkpoint, error) {
 	path := RunDir(dir).Checkpoint()
 	// Nodes can reach the run directory: a link or a FIFO left in place of
 	// checkpoint.json must not take the resuming server down.
@@ -99,11 +145,8 @@ func ReadCheckpoint(dir string) (*Checkpoint, error) {
 	if err := json.Unmarshal(b, &cp); err != nil {
 		return nil, fmt.Errorf("%s: not a valid checkpoint: %w", path, err)
 	}
-	if cp.Version != checkpointVersion {
-		return nil, fmt.Errorf("%s: checkpoint version %d, this kilroy-bot reads version %d", path, cp.Version, checkpointVersion)
-	}
-	if cp.State == nil {
-		return nil, fmt.Errorf("%s: checkpoint has no run state", path)
+	if cp.Version != checkpointVersion && cp.Version != legacyCheckpointVersion {
+		return nil, fmt.Errorf("%s: checkpoint version %d, this kilroy-bot reads versions %d and %d", path, cp.Version, legacyCheckpointVersion, checkpointVersion)
 	}
 	if err := policy.CheckSnapshot(cp.Policy, cp.PolicyHash); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -64,7 +64,7 @@ func (s *Server) HandleRun(ctx context.Context, job queue.RunJob) error {
 	r.log.Info("run: started", "head", job.HeadSHA, "resumes", job.Resumes, "branch", p.Branch)
 	push := newPusher(r.log, r.git, p.RepoDir, job.CloneURL, p.Branch, job.HeadSHA)
 	res, err := p.Execute(ctx, runner.LocalOptions{GitPath: s.o.GitPath, Env: s.o.Env, Agent: s.o.Agent, NewAgent: s.o.NewAgent,
-		Listener: attractor.Listeners{r.rep, push}, Interviewer: r.interviewer()})
+		Listener: attractor.Listeners{r.rep, push}, Interviewer: r.interviewer(), Store: r.store()})
 	return r.end(ctx, push, res, err)
 }
 
@@ -105,6 +105,7 @@ func (r *prRun) prepare(ctx context.Context, src gitops.TokenSource) (*runner.Pr
 // resume prepares an interrupted run from its checkpoint; ok is false when
 // there is none to resume from (the run starts over).
 func (r *prRun) resume(ctx context.Context, src gitops.TokenSource) (*runner.Prepared, bool) {
+	r.rebuild(ctx, src) // another replica ran it: its directory from the database
 	cp, err := runner.ReadCheckpoint(string(r.dir))
 	if err != nil || cp.State.Finished {
 		r.log.Info("run: interrupted before a resumable checkpoint; starting over", "err", err)

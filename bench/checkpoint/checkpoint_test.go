@@ -43,8 +43,9 @@ const (
 // in its worktree and `git add -A && git commit -q -m x` in the copy,
 // alternating which goes first so neither always runs on the cache the
 // other warmed. Reported: the median of each side in milliseconds, the
-// ratio of the medians, and the median of the per-round ratios (each pair
-// ran back to back, so it cancels most of a shared machine's drift).
+// ratio of the medians, and the median, minimum and maximum of the
+// per-round ratios (each pair ran back to back, so it cancels most of a
+// shared machine's drift), from at least minPairs pairs.
 // ns/op is the two sides together and means little on its own.
 func BenchmarkCheckpoint(b *testing.B) {
 	f := newSides(b)
@@ -70,7 +71,14 @@ func BenchmarkCheckpoint(b *testing.B) {
 		b.StartTimer()
 	}
 	fixture.Report(b, "bot", bot, "plain", plain)
+	if len(bot) < minPairs {
+		b.Errorf("%d interleaved pairs, fewer than the %d a ratio is quoted from: run with -benchtime %dx or more", len(bot), minPairs, minPairs)
+	}
 }
+
+// minPairs is the fewest interleaved pairs whose ratio the benchmark
+// quotes (median and min-max).
+const minPairs = 5
 
 // sides are the two copies of the fixture and what works on each.
 type sides struct {

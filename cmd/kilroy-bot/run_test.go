@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kilroy-bot/kilroy-bot/runner"
 )
 
 // The `run` and `resume` commands end to end, on real repositories made
@@ -379,17 +381,8 @@ func TestResumeAfterSIGKILL(t *testing.T) {
 	if _, err := os.Stat(marker); err != nil {
 		t.Fatalf("the killer node did not run: %v", err)
 	}
-	var cp struct {
-		CommitSHA string `json:"commit_sha"`
-		State     struct {
-			Completed []string `json:"completed_nodes"`
-		} `json:"state"`
-	}
-	data, err := os.ReadFile(filepath.Join(runDir, "checkpoint.json"))
+	cp, err := runner.ReadCheckpoint(runDir)
 	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(data, &cp); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff(cp.State.Completed, []string{"start", "one"}); diff != "" {

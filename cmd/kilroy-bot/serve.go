@@ -36,7 +36,7 @@ variable; a flag wins over its variable.
   --data-dir DIR               KILROY_DATA_DIR              default ./kilroy-data
   --database-url URL           KILROY_DATABASE_URL          default: SQLite in the data dir
   --github-url URL             KILROY_GITHUB_URL            default https://api.github.com/
-  --app-id ID                  KILROY_APP_ID                required
+  --app-id ID                  KILROY_APP_ID                required, or the app-id file setup stores in the data dir
   --private-key-file FILE      KILROY_PRIVATE_KEY_FILE      required (PEM)
   --webhook-secret-file FILE   KILROY_WEBHOOK_SECRET_FILE   required, or the value in KILROY_WEBHOOK_SECRET
   --config FILE                KILROY_CONFIG                optional server policy YAML
@@ -185,6 +185,8 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 
 	w.Queue, err = queue.Open(ctx, queue.Options{
 		DataDir: cfg.DataDir, DatabaseURL: string(cfg.DatabaseURL), Workers: cfg.Workers, Logger: logger,
+		StaleAfter: cfg.StaleAfter,
+		Caps:       cfg.Policy.Limits.runCaps(), Capped: cappedNotice(&w.App, w.Redactor.Redact),
 	})
 	if err != nil {
 		return deps, err
@@ -226,7 +228,8 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 	if err := metrics.RegisterBodyBytes(reg, hook.BodyBytesInFlight); err != nil {
 		return deps, err
 	}
-	pages, err := runpage.New(runpage.Options{RunsDir: runsDir, Keys: keys, Redactor: w.Redactor, CommitURL: rs.CommitURL, Source: rs.Source})
+	pages, err := runpage.New(runpage.Options{RunsDir: runsDir, Keys: keys, Redactor: w.Redactor, CommitURL: rs.CommitURL, Source: rs.Source,
+		Active: runActive(w.Queue)})
 	if err != nil {
 		return deps, err
 	}

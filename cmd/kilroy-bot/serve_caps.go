@@ -6,6 +6,7 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/policy"
+	"github.com/kilroy-bot/kilroy-bot/runner/queue"
 	appserver "github.com/kilroy-bot/kilroy-bot/server"
 )
 
@@ -16,10 +17,21 @@ const (
 	defaultMaxNodeTimeout = 2 * time.Hour
 )
 
-// serverLimits is the policy's `limits`: DOT durations such as 6h or 90m.
+// serverLimits is the policy's `limits`: DOT durations such as 6h or 90m,
+// and how many runs may go at once per installation and per repository
+// across every replica (0, the default, is no bound; the scheduler still
+// shares the workers fairly between installations).
 type serverLimits struct {
-	MaxRunTimeout  string `yaml:"max_run_timeout"`
-	MaxNodeTimeout string `yaml:"max_node_timeout"`
+	MaxRunTimeout          string `yaml:"max_run_timeout"`
+	MaxNodeTimeout         string `yaml:"max_node_timeout"`
+	MaxRunsPerInstallation int    `yaml:"max_runs_per_installation"`
+	MaxRunsPerRepository   int    `yaml:"max_runs_per_repository"`
+}
+
+// runCaps are the limits on runs at once, for the queue's scheduler. The
+// schema keeps them from being negative.
+func (l serverLimits) runCaps() queue.Caps {
+	return queue.Caps{PerInstallation: l.MaxRunsPerInstallation, PerRepository: l.MaxRunsPerRepository}
 }
 
 // caps parses the limits, with the defaults for those not given; loc

@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kilroy-bot/kilroy-bot/appsetup"
 	"github.com/kilroy-bot/kilroy-bot/checks"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 	"github.com/kilroy-bot/kilroy-bot/schema"
@@ -266,7 +267,12 @@ func TestDecodePolicy(t *testing.T) {
 		{name: "limits not a duration", yaml: "limits:\n  max_node_timeout: two hours\n",
 			wantErr: []string{"policy.yml:2:3: limits.max_node_timeout:", "write a duration such as 6h or 90m"}},
 		{name: "limits unknown key", yaml: "limits:\n  run_timeout: 3h\n",
-			wantErr: []string{`policy.yml:2:3: unknown key "run_timeout" in limits (known: max_run_timeout, max_node_timeout)`}},
+			wantErr: []string{`policy.yml:2:3: unknown key "run_timeout" in limits (known: max_run_timeout, max_node_timeout, max_runs_per_installation, max_runs_per_repository)`}},
+		{name: "run caps", yaml: "limits: {max_runs_per_installation: 4, max_runs_per_repository: 2}\n"},
+		{name: "run cap negative", yaml: "limits:\n  max_runs_per_repository: -1\n",
+			wantErr: []string{"policy.yml:2:3: limits.max_runs_per_repository: minimum: got -1, want 0"}},
+		{name: "run cap not a number", yaml: "limits:\n  max_runs_per_installation: many\n",
+			wantErr: []string{"policy.yml:2:", "max_runs_per_installation"}},
 		{name: "redelivery", yaml: "redelivery: {every: 5m, window: 24h}\n"},
 		{name: "redelivery off", yaml: "redelivery: {every: off}\n"},
 		{name: "redelivery not a duration", yaml: "redelivery:\n  every: often\n",
@@ -388,5 +394,65 @@ func TestInsecureBanner(t *testing.T) {
 	}
 	if insecureBanner(serveConfig{}) != "" {
 		t.Errorf("a banner with the sandbox on")
+	}
+}
+
+// Without --app-id or KILROY_APP_ID, serve reads the app-id file setup
+// stores in the data dir; either setting beats the file, and a missing or
+// wrong file is named in the error.
+func TestServeConfigAppIDFromDataDir(t *testing.T) {
+	f := writeServeFiles(t)
+	withFile := func(content string) string {
+		dir := t.TempDir()
+		files := appsetup.FilesIn(dir)
+		if err := os.MkdirAll(files.Dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(files.AppID(), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	good, garbled, empty := withFile("123456\n"), withFile("12x\n"), t.TempDir()
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    int64
+		wantErr []string
+	}{
+		{"file", nil, map[string]string{"KILROY_DATA_DIR": good}, 123456, nil},
+		{"variable beats file", nil, map[string]string{"KILROY_DATA_DIR": good, "KILROY_APP_ID": "7"}, 7, nil},
+		{"flag beats file", []string{"--app-id", "8", "--data-dir", good}, nil, 8, nil},
+		{"no file", nil, map[string]string{"KILROY_DATA_DIR": empty}, 0,
+			[]string{"--app-id / KILROY_APP_ID: required", appsetup.FilesIn(empty).AppID(), "does not exist"}},
+		{"file not a number", nil, map[string]string{"KILROY_DATA_DIR": garbled}, 0,
+			[]string{"--app-id / KILROY_APP_ID", appsetup.FilesIn(garbled).AppID(), `"12x"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"KILROY_PRIVATE_KEY_FILE": f.key, "KILROY_WEBHOOK_SECRET": "value-secret-1234"}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			cfg, err := loadServeConfig(tt.args, envOf(env))
+			if tt.wantErr == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(cfg.AppID, tt.want); diff != "" {
+					t.Errorf("app id (-got +want):\n%s", diff)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error, want one naming %q", tt.wantErr)
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
 	}
 }

@@ -129,6 +129,12 @@ type e2eOptions struct {
 	keyInDataDir bool
 	// env is serve's own environment besides its settings.
 	env map[string]string
+	// databaseURL is a shared queue's (--database-url); "" for SQLite.
+	databaseURL string
+	// staleAfter shortens how long a dead replica's runs wait for another.
+	staleAfter time.Duration
+	// deferStart leaves serve for the test to start (e.start).
+	deferStart bool
 }
 
 // newE2E seeds the fake GitHub and starts serve on it.
@@ -158,6 +164,9 @@ func newE2E(t *testing.T, o e2eOptions) *e2e {
 		t.Fatal(err)
 	}
 	args = append(args, "--config", p)
+	if o.databaseURL != "" {
+		args = append(args, "--database-url", o.databaseURL)
+	}
 	keyFile := gh.PrivateKeyFile(t)
 	if o.keyInDataDir {
 		keyFile = filepath.Join(dir, "data", "app.private-key.pem")
@@ -178,13 +187,16 @@ func newE2E(t *testing.T, o e2eOptions) *e2e {
 	}
 	// A run cut short by a test's end is handed back quickly.
 	cfg.RunDrain = time.Second
+	cfg.StaleAfter = o.staleAfter
 	if why := sandboxMissing(); why != "" {
 		t.Logf("serve runs nodes without the sandbox here (--insecure-no-sandbox): %s", why)
 		cfg.InsecureNoSandbox = true
 	}
 	e.cfg = cfg
-	e.start()
 	t.Cleanup(e.stop)
+	if !o.deferStart {
+		e.start()
+	}
 	return e
 }
 

@@ -49,7 +49,8 @@ func (RunArgs) Kind() string { return "kilroy.run" }
 
 // InsertOpts makes every run job unique by its identity while unfinished and
 // attempted once: handler errors are final, interruptions are resumed by the
-// queue's own reclaim (see the package comment).
+// queue's own reclaim (see the package comment). Run jobs are inserted
+// pending (insertOptsOf): the scheduler makes them available (sched.go).
 func (RunArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{
 		MaxAttempts: 1,

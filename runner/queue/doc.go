@@ -28,6 +28,12 @@
 // so a second delivery for the same key coalesces into the job already queued
 // or running. A finished run does not block a re-run of the same SHA.
 //
+// Scheduling (sched.go). Run jobs are inserted pending; a scheduler in the
+// database makes them available one worker's worth at a time: the next run
+// belongs to the installation with the fewest runs going, then the one that
+// started a run least recently, and within it is the oldest. Caps per
+// installation and per repository keep runs queued across every replica.
+//
 // Supersede and cancel. A job for a new head SHA cancels every unfinished run
 // of the same pull request and pipeline with another SHA (River JobCancelTx in
 // the same transaction): the last request wins. A queued run is cancelled

@@ -37,6 +37,8 @@ type txOps interface {
 	// in the order of args.
 	insertJobs(ctx context.Context, args []river.JobArgs) ([]*rivertype.JobInsertResult, error)
 	cancelJob(ctx context.Context, id int64) error
+	// retryJob makes a pending job available to workers.
+	retryJob(ctx context.Context, id int64) error
 }
 
 // riverEngine implements engine for one driver; the function fields are the
@@ -106,7 +108,7 @@ func (e *riverEngine[TTx]) migrate(ctx context.Context, d dialect, logger *slog.
 }
 
 func createSchema(ctx context.Context, tx txOps) error {
-	for _, stmt := range schema() {
+	for _, stmt := range append(append(schema(), resumeSchema()...), schedSchema()...) {
 		if _, err := tx.exec(ctx, stmt); err != nil {
 			return fmt.Errorf("schema %q: %w", firstLine(stmt), err)
 		}
@@ -137,7 +139,17 @@ type riverTx[TTx any] struct {
 }
 
 func (t *riverTx[TTx]) insertJob(ctx context.Context, args river.JobArgs) (*rivertype.JobInsertResult, error) {
-	return t.e.client.InsertTx(ctx, t.tx, args, nil)
+	return t.e.client.InsertTx(ctx, t.tx, args, insertOptsOf(args))
+}
+
+// insertOptsOf inserts run jobs pending, for the scheduler to dispatch
+// (sched.go): River takes Pending only from the options of the insert
+// call, not from the args' InsertOpts, whose other options still apply.
+func insertOptsOf(args river.JobArgs) *river.InsertOpts {
+	if _, ok := args.(RunArgs); ok {
+		return &river.InsertOpts{Pending: true}
+	}
+	return nil
 }
 
 func (t *riverTx[TTx]) insertJobs(ctx context.Context, args []river.JobArgs) ([]*rivertype.JobInsertResult, error) {
@@ -156,5 +168,10 @@ func (t *riverTx[TTx]) cancelJob(ctx context.Context, id int64) error {
 		// Already cleaned out by River: nothing left to cancel.
 		return nil
 	}
+	return err
+}
+
+func (t *riverTx[TTx]) retryJob(ctx context.Context, id int64) error {
+	_, err := t.e.client.JobRetryTx(ctx, t.tx, id)
 	return err
 }

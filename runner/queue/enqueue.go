@@ -98,6 +98,7 @@ func (q *Queue) EnqueueDelivery(ctx context.Context, d Delivery, jobs []RunArgs)
 	if err != nil {
 		return EnqueueResult{}, unavailable("enqueue delivery "+d.ID, err)
 	}
+	q.kickDispatch()
 	q.signalStopped(res.Superseded, stateSuperseded)
 	return res, nil
 }
@@ -174,6 +175,9 @@ func (q *Queue) enqueueJob(ctx context.Context, tx txOps, args RunArgs, now int6
 	if _, err := tx.exec(ctx, q.q.insertRun, args.RunID, args.Repo, args.PR, args.HeadSHA, args.Pipeline,
 		ins.Job.ID, now, now); err != nil {
 		return Enqueued{}, nil, fmt.Errorf("record run %s: %w", args.RunID, err)
+	}
+	if err := q.recordSched(ctx, tx, args, ins.Job.ID, now); err != nil {
+		return Enqueued{}, nil, err
 	}
 	return Enqueued{RunID: args.RunID, JobID: ins.Job.ID}, sup, nil
 }

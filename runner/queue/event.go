@@ -97,6 +97,7 @@ func (q *Queue) EnqueueRuns(ctx context.Context, heads []PRHead, jobs []RunArgs)
 	if err != nil {
 		return EnqueueResult{}, unavailable("enqueue runs", err)
 	}
+	q.kickDispatch()
 	q.signalStopped(res.Superseded, stateSuperseded)
 	return res, nil
 }

@@ -46,6 +46,7 @@ func (q *Queue) StartHandlers(ctx context.Context, h Handlers) error {
 	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	q.stopMaint, q.maintDone = cancel, make(chan struct{})
 	go q.maintain(mctx, q.maintDone)
+	q.kickDispatch()
 	q.started = true
 	return nil
 }
@@ -101,6 +102,9 @@ func (q *Queue) Stop(ctx context.Context) error {
 // processes that stopped heartbeating, and prunes old rows.
 func (q *Queue) maintain(ctx context.Context, done chan<- struct{}) {
 	defer close(done)
+	dispatching := make(chan struct{})
+	go q.dispatchLoop(ctx, dispatching)
+	defer func() { <-dispatching }()
 	tick := time.NewTicker(q.staleAfter / 4)
 	defer tick.Stop()
 	lastPrune := time.Now()

@@ -51,6 +51,13 @@ type Options struct {
 	// another process takes the run back as interrupted (default 1m). The
 	// heartbeat runs four times per StaleAfter.
 	StaleAfter time.Duration
+	// Caps bound the runs going at once per installation and repository,
+	// across every process sharing the database (sched.go).
+	Caps Caps
+	// Capped, if set, hears of each queued run held back by a cap, once
+	// per cause, in a goroutine of its own; an error (the run's check does
+	// not exist yet, say) makes it hear of the run again a second later.
+	Capped func(ctx context.Context, w CappedRun) error
 }
 
 func (o Options) withDefaults() Options {
@@ -92,6 +99,8 @@ type Queue struct {
 	pump *intakePump
 	// active are the runs this process is working.
 	active activeRuns
+	// sched decides which queued run a free worker gets (sched.go).
+	sched *scheduler
 	// stopping is set by Stop so workers can tell a shutdown from a cancel.
 	stopping atomic.Bool
 
@@ -118,7 +127,7 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 	cfg := &river.Config{
 		Logger: opts.Logger.With("component", "river"),
 		Queues: map[string]river.QueueConfig{
-			queueName:      {MaxWorkers: opts.Workers},
+			queueName:      {MaxWorkers: opts.Workers, FetchPollInterval: runFetchPoll, FetchCooldown: runFetchCooldown},
 			eventQueueName: {MaxWorkers: opts.EventWorkers},
 		},
 		Workers: workers,
@@ -132,6 +141,7 @@ func Open(ctx context.Context, opts Options) (*Queue, error) {
 		return nil, fmt.Errorf("open queue: %w: %w", ErrUnavailable, err)
 	}
 	q.eng, q.d, q.q = eng, d, newQueries(d)
+	q.sched = newScheduler(d, opts)
 	if err := q.init(ctx); err != nil {
 		return nil, errors.Join(fmt.Errorf("open queue: %w: %w", ErrUnavailable, err), eng.close())
 	}

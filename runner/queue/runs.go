@@ -138,7 +138,7 @@ func (q *Queue) prune(ctx context.Context, before time.Time) error {
 			return fmt.Errorf("prune before %s: %w", before.Format(time.RFC3339), err)
 		}
 	}
-	return nil
+	return q.pruneRunState(ctx)
 }
 
 // RunByID returns a run's row; a finished run (done, failed, cancelled,

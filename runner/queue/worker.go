@@ -63,6 +63,9 @@ func (w *runWorker) Work(ctx context.Context, job *river.Job[RunArgs]) error {
 // finalise the job.
 func (q *Queue) work(riverCtx context.Context, job *river.Job[RunArgs]) error {
 	runID := job.Args.RunID
+	// A worker is free once this returns: the scheduler picks the next run
+	// (deferred first, so it runs after the run left q.active).
+	defer q.kickDispatch()
 	// The handler's context is cancelled by us, with a cause, rather than
 	// inherited: River's cancellation arrives through the AfterFunc, ours
 	// through q.active. Registered before the claim, so a supersede that
