@@ -50,7 +50,13 @@ func (s *Server) installationChanged(ctx context.Context, ev Event, log *slog.Lo
 		return nil
 	}
 	t.Repos = validRepos(t.Repos, log)
-	return s.forgetTenant(ctx, t, log)
+	if err := s.forgetTenant(ctx, t, log); err != nil {
+		return err
+	}
+	if ev.Action == "deleted" {
+		return s.o.Queue.ForgetInstallation(ctx, ev.InstallationID)
+	}
+	return nil
 }
 
 // forgetTenant cancels the tenant's runs, waits for their handlers, and

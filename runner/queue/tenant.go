@@ -91,8 +91,8 @@ func (q *Queue) CancelRepo(ctx context.Context, repo, by string) ([]Run, error) 
 }
 
 // ForgetRepo deletes what the queue keeps of repo: its finished runs that
-// no worker holds, their waiting nodes and answers, and its pull requests'
-// heads. It returns how many runs it kept because they are still active
+// no worker holds, their waiting nodes, answers and resumable state
+// (checkpoints, graph), and its pull requests' heads. It returns how many runs it kept because they are still active
 // (cancel them first and call again once their handlers returned).
 func (q *Queue) ForgetRepo(ctx context.Context, repo string) (kept int, err error) {
 	err = q.eng.inTx(ctx, func(tx txOps) error {
@@ -100,6 +100,8 @@ func (q *Queue) ForgetRepo(ctx context.Context, repo string) (kept int, err erro
 		for _, stmt := range []string{
 			`DELETE FROM waiting WHERE run_id IN (` + done + `)`,
 			`DELETE FROM answers WHERE run_id IN (` + done + `)`,
+			`DELETE FROM run_state WHERE run_id IN (` + done + `)`,
+			`DELETE FROM run_checkpoints WHERE run_id IN (` + done + `)`,
 			`DELETE FROM runs WHERE repo = ? AND owner = '' AND state NOT IN ('queued', 'running')`,
 			`DELETE FROM pr_heads WHERE repo = ?`,
 		} {
@@ -123,6 +125,15 @@ func (q *Queue) ForgetRepo(ctx context.Context, repo string) (kept int, err erro
 		return 0, unavailable("forget "+repo, err)
 	}
 	return kept, nil
+}
+
+// ForgetInstallation deletes what the scheduler remembers of an
+// installation the App was removed from.
+func (q *Queue) ForgetInstallation(ctx context.Context, id int64) error {
+	if _, err := q.eng.pool().exec(ctx, q.d.rebind(`DELETE FROM sched_installations WHERE installation_id = ?`), id); err != nil {
+		return unavailable(fmt.Sprintf("forget installation %d", id), err)
+	}
+	return nil
 }
 
 // scanStrings runs a query of one text column and hands each value to f.

@@ -31,6 +31,9 @@ func testTenant(t *testing.T, open opener) {
 		}
 	}
 	set(running, stateRunning, "replica-2")
+	if err := q.SaveRunStart(ctx, done, []byte("{}"), []byte("digraph {}")); err != nil {
+		t.Fatal(err)
+	}
 	set(done, stateDone, "")
 	if _, err := q.Wait(ctx, done, "approve", "?"); err != nil {
 		t.Fatal(err)
@@ -94,6 +97,9 @@ func testTenant(t *testing.T, open opener) {
 	r.Close()
 	if waiting != 0 {
 		t.Errorf("%d waiting rows left of the forgotten repository", waiting)
+	}
+	if _, ok, err := q.RunState(ctx, done); err != nil || ok {
+		t.Errorf("resumable state of a forgotten run: ok %v, %v; want none", ok, err)
 	}
 	if runs, err := q.RunsOfRepo(ctx, "Octo_x/gadgets"); err != nil || len(runs) != 1 {
 		t.Errorf("the other account's runs = %+v, %v; want its one run untouched", runs, err)
