@@ -74,9 +74,14 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 	if err != nil {
 		return runSide{}, err
 	}
+	sweep, err := retentionLoop(w.Config, srv, w.App)
+	if err != nil {
+		return runSide{}, err
+	}
 	q := w.Queue
 	return runSide{
-		Sink: queueSink{srv: srv},
+		Background: sweep,
+		Sink:       queueSink{srv: srv},
 		Start: func(ctx context.Context) (func(context.Context) error, error) {
 			// ctx ends when shutdown begins, and cancelling the queue's
 			// context is a hard stop that fails the running runs; the
