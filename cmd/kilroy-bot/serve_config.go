@@ -75,6 +75,7 @@ type serverPolicy struct {
 	Sandbox        sandboxPolicy    `yaml:"sandbox"`
 	Limits         serverLimits     `yaml:"limits"`
 	Redelivery     serverRedelivery `yaml:"redelivery"`
+	Retention      serverRetention  `yaml:"retention"`
 }
 
 // setting is one row of the settings table of DESIGN.md §2.
@@ -419,6 +420,9 @@ func decodePolicy(file string, data []byte, p *serverPolicy) error {
 		return err
 	}
 	if _, _, err := p.Redelivery.options(loc); err != nil {
+		return err
+	}
+	if _, _, err := p.Retention.options(loc); err != nil {
 		return err
 	}
 	// agent.New validates the backends; the Agent itself is built per run.

@@ -246,7 +246,7 @@ func TestDecodePolicy(t *testing.T) {
 		{name: "comments only", yaml: schema.ServerPolicyModeline + "\n"},
 		{name: "slug only", yaml: "app_slug: kb\n"},
 		{name: "unknown top key", yaml: "app_slugg: kb\n",
-			wantErr: []string{`policy.yml:1:1: unknown key "app_slugg" at top level (known: app_slug, max_annotations, agents, sandbox, limits, redelivery); did you mean "app_slug"?`}},
+			wantErr: []string{`policy.yml:1:1: unknown key "app_slugg" at top level (known: app_slug, max_annotations, agents, sandbox, limits, redelivery, retention); did you mean "app_slug"?`}},
 		{name: "unknown backend key", yaml: "agents:\n  backends:\n    x:\n      kind: cli\n      cli: claude\n      modles: [a]\n",
 			wantErr: []string{`policy.yml:6:7: unknown key "modles" in agents.backends.x (known: kind, cli, api,`, `did you mean "models"?`}},
 		{name: "bad kind", yaml: "agents:\n  backends:\n    x: {kind: telepathy}\n",
@@ -279,6 +279,13 @@ func TestDecodePolicy(t *testing.T) {
 			wantErr: []string{"policy.yml:2:3: redelivery.every:", "write a duration such as 10m, or off"}},
 		{name: "redelivery window past GitHub's", yaml: "redelivery:\n  window: 7d\n",
 			wantErr: []string{`policy.yml:2:3: redelivery.window: "7d" is longer than the 72h GitHub keeps deliveries`}},
+		{name: "retention", yaml: "retention: {runs: 7d, branches: 36h, remote_branches: 30d, mirrors: off, every: 10m}\n"},
+		{name: "retention not a duration", yaml: "retention:\n  runs: a week\n",
+			wantErr: []string{`policy.yml:2:3: retention.runs: "a week" is not a positive duration (write a duration such as 14d or 36h, or off)`}},
+		{name: "retention every off", yaml: "retention:\n  every: off\n",
+			wantErr: []string{"policy.yml:2:3: retention.every: off is not a time between sweeps"}},
+		{name: "retention unknown key", yaml: "retention:\n  logs: 3d\n",
+			wantErr: []string{`unknown key "logs" in retention (known: runs, branches, remote_branches, mirrors, every)`}},
 		{name: "two documents", yaml: "app_slug: a\n---\napp_slug: b\n", wantErr: []string{"only one YAML document"}},
 	}
 	for _, tt := range tests {

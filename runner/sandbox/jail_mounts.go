@@ -66,7 +66,7 @@ func (j *Jail) plan(env []string) ([]mount, error) {
 	ms = append(ms, mount{kind: mROBind, src: s.passwd, dst: "/etc/passwd"},
 		mount{kind: mROBind, src: s.group, dst: "/etc/group"},
 		mount{kind: mTmpfs, dst: "/tmp"}, mount{kind: mSymlink, src: "/tmp", dst: "/var/tmp"})
-	if home, ok := Lookup(env, "HOME"); ok && filepath.IsAbs(home) && home != "/" {
+	if home, ok := Lookup(env, "HOME"); ok && filepath.IsAbs(home) && home != "/" && !j.writable(canonical(home)) {
 		ms = append(ms, mount{kind: mTmpfs, dst: canonical(home)})
 	}
 	path, _ := Lookup(env, "PATH")
@@ -102,6 +102,19 @@ func (j *Jail) plan(env []string) ([]mount, error) {
 	}
 	ms = append(ms, git...)
 	return order(ms), nil
+}
+
+// writable reports whether p is inside one of the Writable directories: a
+// HOME there (an agent CLI's isolated HOME under its stage directory) is
+// shown as it is, with what the bot prepared in it, instead of a private
+// tmpfs that would hide it. Any other HOME (the host's) stays hidden.
+func (j *Jail) writable(p string) bool {
+	for _, d := range j.Writable {
+		if d != "" && within(p, canonical(d)) {
+			return true
+		}
+	}
+	return false
 }
 
 func maskOf(p string) mount {

@@ -410,3 +410,31 @@ func TestJailProgramFromNodeModules(t *testing.T) {
 		t.Errorf("run %s: %v, exit %d, output %q; want the package's greeting", bin, err, res.ExitCode, out.String())
 	}
 }
+
+// A HOME inside a writable directory (an agent CLI's isolated HOME under
+// its stage directory) is that directory's, not a private tmpfs: what the
+// bot prepared there (settings) is seen, and what the process writes
+// there stays with the stage. The host's own HOME stays hidden.
+func TestJailHomeInsideWritableDir(t *testing.T) {
+	s := newTestSandbox(t, Config{})
+	stage := t.TempDir()
+	home := filepath.Join(stage, "home")
+	os.MkdirAll(filepath.Join(home, ".cli"), 0o700)
+	os.WriteFile(filepath.Join(home, ".cli", "settings.json"), []byte("prepared\n"), 0o600)
+	j := &Jail{Sandbox: s, Workspace: t.TempDir(), Writable: []string{stage}}
+	env := NodeEnv(EnvSpec{Host: map[string]string{"PATH": HostEnv()["PATH"], "HOME": HostEnv()["HOME"]}, HomeOverride: home})
+	var out bytes.Buffer
+	res, err := Run(context.Background(), Cmd{Argv: []string{"sh", "-c", `
+		[ "$(hostname)" = kilroy-sandbox ] || { echo UNJAILED; exit 99; }
+		cat "$HOME/.cli/settings.json"; echo session > "$HOME/.cli/session.log"`},
+		Dir: j.Workspace, Env: env, Stdout: &out, Stderr: &out, Jail: j})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("Run: %v, exit %d: %s", err, res.ExitCode, out.String())
+	}
+	if out.String() != "prepared\n" {
+		t.Errorf("the process read %q from its HOME, want the prepared settings", out.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(home, ".cli", "session.log")); string(b) != "session\n" {
+		t.Errorf("what the process wrote in its HOME: %q, %v; want it kept in the stage directory", b, err)
+	}
+}
