@@ -1,7 +1,8 @@
 # kilroy-bot: the GitHub App server with its node sandbox.
 #
 #   docker build -t kilroy-bot .
-#   docker run --security-opt seccomp=unconfined --security-opt apparmor=unconfined ... kilroy-bot
+#   docker run --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
+#     --security-opt systempaths=unconfined ... kilroy-bot
 #
 # The security options let bubblewrap create its namespaces (docs/serve.md,
 # "Sandbox and threat model"); no --privileged and no capabilities are needed.
@@ -10,18 +11,26 @@
 
 ARG GO_VERSION=1.26
 ARG DEBIAN=bookworm
+# The base images, public by default. Where no registry is reachable, pass
+# local ones built from the same suite (scripts/install-podman.sh makes them
+# for the image test): the Dockerfile is otherwise built as it is.
+ARG BUILD_BASE=golang:${GO_VERSION}-${DEBIAN}
+ARG RUNTIME_BASE=debian:${DEBIAN}-slim
 
-FROM golang:${GO_VERSION}-${DEBIAN} AS build
+FROM ${BUILD_BASE} AS build
 WORKDIR /src
 COPY go.mod go.sum ./
-RUN go mod download
+# Cache mounts keep modules and compiled packages between builds (BuildKit,
+# podman): a rebuild compiles only what changed, not all of SQLite again.
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
 # The whole checkout, .git included: the go command stamps the version and
 # commit (kilroy-bot version, kilroy_build_info) from it.
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/kilroy-bot ./cmd/kilroy-bot \
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+    CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/kilroy-bot ./cmd/kilroy-bot \
  && /out/kilroy-bot version
 
-FROM debian:${DEBIAN}-slim
+FROM ${RUNTIME_BASE}
 RUN apt-get update \
  && apt-get install -y --no-install-recommends git bubblewrap ca-certificates \
  && rm -rf /var/lib/apt/lists/* \

@@ -23,7 +23,8 @@ const (
 
 // attempt runs the handler once and settles the outcome: status file,
 // verify_command, failure class and signature; then writes status.json and
-// invocation.json. The error is a run stop.
+// invocation.json and has the host scrub the stage directory. The error is
+// a run stop.
 func (r *run) attempt(ctx context.Context, ln *lane, n *Node, h Handler, visit, attempt int) (Outcome, error) {
 	s, err := r.newStage(ln, n, visit, attempt)
 	if err != nil {
@@ -42,7 +43,11 @@ func (r *run) attempt(ctx context.Context, ln *lane, n *Node, h Handler, visit, 
 	if ctx.Err() != nil && o.IsFailure() {
 		o.FailureClass = ClassCanceled
 	}
-	if err := r.writeStage(s, o); err != nil {
+	err = r.writeStage(s, o)
+	if sc, ok := r.cfg.Host.(StageScrubber); ok {
+		sc.ScrubStage(ctx, s.Dir)
+	}
+	if err != nil {
 		return finishFailure(failOutcome(ClassTransientInfra, err.Error())), nil
 	}
 	return o, nil

@@ -57,6 +57,15 @@ type CheckpointRequest struct {
 	State *State
 }
 
+// StageScrubber is an optional Host capability: after every attempt, once
+// the engine has written its own files to the stage directory
+// (status.json, invocation.json) beside the process's logs and whatever
+// the node wrote there, the host rids the directory of what it must not
+// keep, such as a secret in a log. It reports its own failures.
+type StageScrubber interface {
+	ScrubStage(ctx context.Context, dir string)
+}
+
 // ArtifactChecker is an optional Host capability behind verify.artifacts
 // nodes: it checks the files the run changed against the artifact policy.
 // A host without it fails such nodes, saying what is missing.

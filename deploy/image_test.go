@@ -1,6 +1,7 @@
 package deploy
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kilroy-bot/kilroy-bot/appsetup"
 )
 
 // This test drives a container engine, so unlike product code it runs
@@ -55,7 +58,8 @@ func lastLine(out []byte, err error) string {
 // base images (no registry reachable), which is the machine's, not ours.
 func baseImageUnreachable(out string) bool {
 	for _, s := range []string{"failed to resolve source metadata", "pull access denied", "error pulling image",
-		"failed to do request", "no such host", "initializing source docker://"} {
+		"failed to do request", "no such host", "initializing source docker://",
+		"did not resolve to an alias", "no unqualified-search registries"} {
 		if strings.Contains(out, s) {
 			return true
 		}
@@ -63,30 +67,45 @@ func baseImageUnreachable(out string) bool {
 	return false
 }
 
-// TestImage builds the image, starts serve in it with the sandbox on (serve
-// refuses to start without a working sandbox), and checks that it runs as
-// a user other than root, answers /healthz on its published port, and
-// passes its own HEALTHCHECK command.
+// TestImage builds the image, stores an App as setup does in a data volume,
+// starts serve in it with compose.yml's security options and no
+// KILROY_APP_ID, and checks that it answers /healthz on its published port
+// (serve starts only after its sandbox self-test passed), runs as a user
+// other than root, and passes its own HEALTHCHECK command; and that
+// without those options serve refuses to start, naming the sandbox.
 func TestImage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a container image: not with -short")
 	}
 	eng := engine(t)
 	tag := fmt.Sprintf("kilroy-bot-image-test:%d", os.Getpid())
-	build := exec.CommandContext(t.Context(), eng, "build", "-t", tag, "..")
+	noImagesLeft(t, eng)
+	build := exec.CommandContext(t.Context(), eng, buildArgs(t, eng, tag)...)
 	if out, err := build.CombinedOutput(); err != nil {
 		if baseImageUnreachable(string(out)) {
-			t.Skipf("%s cannot pull the base images here: %s", eng, lastLine(out, err))
+			t.Skipf("%s cannot pull the base images here (scripts/install-podman.sh builds local ones; export what it prints): %s",
+				eng, lastLine(out, err))
 		}
 		t.Fatalf("%s build: %v\n%s", eng, err, out)
 	}
 	t.Cleanup(func() { exec.Command(eng, "rmi", "-f", tag).Run() })
 
-	if out, err := exec.CommandContext(t.Context(), eng, "run", "--rm", tag, "version").CombinedOutput(); err != nil ||
+	// Output, not CombinedOutput: podman without systemd says on stderr
+	// that it cannot schedule the HEALTHCHECK.
+	if out, err := exec.CommandContext(t.Context(), eng, "run", "--rm", tag, "version").Output(); err != nil ||
 		!strings.HasPrefix(string(out), "kilroy-bot ") {
 		t.Errorf("%s run %s version: %v\n%s", eng, tag, err, out)
 	}
-	name := startContainer(t, eng, tag)
+	volume := strings.NewReplacer(":", "-").Replace(tag) + "-data"
+	storeApp(t, eng, tag, volume)
+	security := composeSecurityOpts(t)
+	if out, err := exec.CommandContext(t.Context(), eng, serveArgs(tag, volume, nil, "--rm")...).CombinedOutput(); err == nil ||
+		!strings.Contains(string(out), "sandbox self-test") {
+		t.Errorf("serve without %v: %v, want it to refuse to start for want of a sandbox; output:\n%s", security, err, out)
+	}
+	name := strings.NewReplacer(":", "-").Replace(tag)
+	run(t, eng, serveArgs(tag, volume, security, "-d", "--name", name)...)
+	t.Cleanup(func() { exec.Command(eng, "rm", "-f", name).Run() })
 	addr := strings.TrimSpace(run(t, eng, "port", name, "8080/tcp"))
 	addr = strings.Split(addr, "\n")[0]
 	deadline := time.Now().Add(imageWait)
@@ -103,33 +122,80 @@ func TestImage(t *testing.T) {
 	if out, err := exec.Command(eng, "exec", name, "kilroy-bot", "healthcheck").CombinedOutput(); err != nil {
 		t.Errorf("the image's HEALTHCHECK command fails: %v\n%s", err, out)
 	}
+	logs, _ := exec.Command(eng, "logs", name).CombinedOutput()
+	if strings.Contains(string(logs), "process limit does not hold") {
+		t.Errorf("serve in the container warns that the sandbox's process limit does not hold:\n%s", logs)
+	}
 }
 
-// startContainer runs serve in tag with the security options of
-// compose.yml and a throwaway App key, and removes it when t ends.
-func startContainer(t *testing.T, eng, tag string) string {
-	t.Helper()
-	keys := t.TempDir()
-	if err := os.Chmod(keys, 0o755); err != nil {
-		t.Fatal(err)
+// buildArgs is the build command: with the local base images that
+// scripts/install-podman.sh made, where .ci/run exported them; with podman,
+// in Docker's format (OCI images drop HEALTHCHECK). The Dockerfile's cache
+// mounts keep the go command's caches between builds, this test's and
+// TestComposeUp's alike.
+func buildArgs(t *testing.T, eng, tag string) []string {
+	args := []string{"build", "-t", tag}
+	for arg, env := range map[string]string{"BUILD_BASE": "KILROY_IMAGE_BUILD_BASE", "RUNTIME_BASE": "KILROY_IMAGE_RUNTIME_BASE"} {
+		if v := os.Getenv(env); v != "" {
+			args = append(args, "--build-arg", arg+"="+v)
+		}
 	}
+	if eng != "podman" {
+		return append(args, "..")
+	}
+	// Without --layers=false podman keeps the build stage as an untagged
+	// image of some 650 MB per run.
+	args = append(args, "--format", "docker", "--layers=false")
+	// A worktree's .git names a directory outside the build context, where
+	// the go command's git must find it to stamp the version.
+	if common := strings.TrimSpace(run(t, "git", "rev-parse", "--path-format=absolute", "--git-common-dir")); common != "" {
+		if root, err := filepath.Abs(".."); err == nil && !strings.HasPrefix(common, root+string(filepath.Separator)) {
+			args = append(args, "-v", common+":"+common+":ro")
+		}
+	}
+	return append(args, "..")
+}
+
+// composeSecurityOpts are the bot service's security options in
+// compose.yml, which TestComposeMatchesImageAndSetup holds to docs/serve.md's.
+func composeSecurityOpts(t *testing.T) []string {
+	t.Helper()
+	return readCompose(t, "compose.yml").Services["bot"].SecurityOpt
+}
+
+// storeApp makes volume, with the create options given, hold what
+// kilroy-bot setup stores (App id, a throwaway key, webhook secret),
+// written by the user of image tag, and removes the volume when t ends.
+func storeApp(t *testing.T, eng, tag, volume string, create ...string) {
+	t.Helper()
+	run(t, eng, append(append([]string{"volume", "create"}, create...), volume)...)
+	t.Cleanup(func() { exec.Command(eng, "volume", "rm", "-f", volume).Run() })
 	k, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pemKey := pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
-	// Readable by the image's user: a throwaway key in a test directory.
-	if err := os.WriteFile(filepath.Join(keys, "key.pem"), pemKey, 0o644); err != nil {
-		t.Fatal(err)
+	files := appsetup.FilesIn(dockerfileEnv(t, "KILROY_DATA_DIR"))
+	write := exec.CommandContext(t.Context(), eng, "run", "--rm", "-i", "-v", volume+":/data", "--entrypoint", "sh", tag, "-c",
+		`umask 077 && mkdir -p "$1" && cat > "$2" && echo 4242 > "$3" && echo image-test-webhook-secret > "$4"`,
+		"sh", files.Dir, files.PrivateKey(), files.AppID(), files.WebhookSecret())
+	write.Stdin = bytes.NewReader(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
+	if out, err := write.CombinedOutput(); err != nil {
+		t.Fatalf("storing the App in the data volume: %v\n%s", err, out)
 	}
-	name := strings.NewReplacer(":", "-").Replace(tag)
-	run(t, eng, "run", "-d", "--name", name,
-		"--security-opt", "seccomp=unconfined", "--security-opt", "apparmor=unconfined",
-		"-e", "KILROY_APP_ID=1", "-e", "KILROY_WEBHOOK_SECRET=image-test-webhook-secret",
-		"-e", "KILROY_PRIVATE_KEY_FILE=/keys/key.pem", "-v", keys+":/keys:ro",
-		"-p", "127.0.0.1::8080", tag)
-	t.Cleanup(func() { exec.Command(eng, "rm", "-f", name).Run() })
-	return name
+}
+
+// serveArgs runs serve in tag as compose.yml does: the data dir on volume,
+// the key and secret setup stored there, no KILROY_APP_ID, and GitHub on a
+// closed port.
+func serveArgs(tag, volume string, security []string, extra ...string) []string {
+	args := append([]string{"run"}, extra...)
+	for _, o := range security {
+		args = append(args, "--security-opt", o)
+	}
+	files := appsetup.FilesIn("/data")
+	return append(args, "-v", volume+":/data",
+		"-e", "KILROY_PRIVATE_KEY_FILE="+files.PrivateKey(), "-e", "KILROY_WEBHOOK_SECRET_FILE="+files.WebhookSecret(),
+		"-e", "KILROY_GITHUB_URL=http://127.0.0.1:9/", "-p", "127.0.0.1::8080", tag)
 }
 
 func run(t *testing.T, name string, args ...string) string {

@@ -11,11 +11,13 @@ import (
 )
 
 // Execute runs the prepared pipeline from its start, or from the
-// checkpoint when resuming, and removes the worktree when the run ends.
-// The error reports a run that could not start; a failed pipeline is a
-// result.
+// checkpoint when resuming, and removes the worktree when the run ends
+// (unless o.KeepWorktree). The error reports a run that could not start;
+// a failed pipeline is a result.
 func (p *Prepared) Execute(ctx context.Context, o LocalOptions) (*attractor.RunResult, error) {
-	defer p.cleanup(ctx)
+	if !o.KeepWorktree {
+		defer p.cleanup(ctx)
+	}
 	// limits.run_timeout bounds each execution (a resume gets it afresh);
 	// the engine ends the run as canceled when the deadline passes.
 	if d := p.cp.Limits.RunTimeout; d > 0 {

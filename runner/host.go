@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -131,9 +132,14 @@ func (h *nodeHost) vetSecrets(paths []string) error {
 	return nil
 }
 
-// scanner looks for the bot's secret values and the host's secret-named
-// variables (provider keys among them).
+// scanner looks for the bot's secrets (secretList).
 func (e EnvInputs) scanner() *secrets.Scanner {
+	return secrets.NewScanner(e.secretList())
+}
+
+// secretList is the bot's secret values and the host's secret-named
+// variables (provider keys among them).
+func (e EnvInputs) secretList() []secrets.Secret {
 	var list []secrets.Secret
 	for _, v := range e.SecretValues {
 		list = append(list, secrets.Secret{Name: "a secret of the bot (webhook secret, App key or database URL)", Value: v})
@@ -143,7 +149,27 @@ func (e EnvInputs) scanner() *secrets.Scanner {
 			list = append(list, secrets.Secret{Name: "the value of $" + name, Value: e.Host[name]})
 		}
 	}
-	return secrets.NewScanner(list)
+	return list
+}
+
+// scrubErrorsFile records, in a stage directory, the files the scrub
+// could not rewrite (and removed).
+const scrubErrorsFile = "scrub-errors.txt"
+
+// ScrubStage replaces every form of the bot's secrets in every file of a
+// stage directory once the engine has written its own (logs, the tool's
+// output in status.json, its command in invocation.json, what the node
+// wrote there): run directories are kept and shown on the run page. What
+// could not be scrubbed was removed, and scrub-errors.txt says so.
+func (h *nodeHost) ScrubStage(_ context.Context, dir string) {
+	var values []string
+	for _, s := range h.env.secretList() {
+		values = append(values, s.Value)
+	}
+	if err := secrets.ScrubTree(dir, values); err != nil {
+		msg := fmt.Sprintf("some files could not be scrubbed of secrets and were removed: %v\n", err)
+		_ = os.WriteFile(filepath.Join(dir, scrubErrorsFile), []byte(msg), 0o644)
+	}
 }
 
 // CheckArtifacts is the verify.artifacts handler: every path the run

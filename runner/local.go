@@ -45,6 +45,10 @@ type LocalOptions struct {
 	// Store keeps the run's checkpoints beyond its run directory (the
 	// server's database); nil for none.
 	Store StateStore
+	// KeepWorktree leaves the worktree in place when Execute returns: the
+	// caller removes it or parks it for another run (the server's pool of
+	// warm worktrees).
+	KeepWorktree bool
 }
 
 // Prepared is a run ready to execute: worktree made, policy resolved.
@@ -133,9 +137,23 @@ func prepareIn(ctx context.Context, o LocalOptions, runID string, dir RunDir) (*
 // Local runs start at HEAD; pull request runs at the PR head in the mirror,
 // whatever commit the pipeline was read from.
 func Assemble(ctx context.Context, git *gitops.Git, runID string, dir RunDir, repo, start string, sel *Selection, hostEnv map[string]string) (*Prepared, error) {
+	return AssembleFrom(ctx, git, runID, dir, repo, start, sel, hostEnv, nil)
+}
+
+// MakeWorktree makes the worktree of repo at dir with branch checked out
+// at startSHA, as gitops.Git.AddWorktree does.
+type MakeWorktree func(ctx context.Context, repo, dir, branch, startSHA string) error
+
+// AssembleFrom is Assemble with the worktree made by mk (nil:
+// git.AddWorktree); pull request runs take it from the pool of warm
+// worktrees.
+func AssembleFrom(ctx context.Context, git *gitops.Git, runID string, dir RunDir, repo, start string, sel *Selection, hostEnv map[string]string, mk MakeWorktree) (*Prepared, error) {
+	if mk == nil {
+		mk = git.AddWorktree
+	}
 	p := &Prepared{RunID: runID, Dir: dir, Pipeline: sel.Pipeline, Name: sel.Name, RepoDir: repo,
 		BaseSHA: start, Branch: gitops.RunBranch(sel.Name, runID), Warnings: sel.diags, git: git}
-	if err := p.makeRunDir(ctx, sel.source); err != nil {
+	if err := p.makeRunDir(ctx, sel.source, mk); err != nil {
 		p.release(ctx, true)
 		return nil, err
 	}
@@ -205,7 +223,7 @@ func checkRepo(ctx context.Context, git *gitops.Git, repoDir string) (root, head
 	return root, head, nil
 }
 
-func (p *Prepared) makeRunDir(ctx context.Context, source []byte) error {
+func (p *Prepared) makeRunDir(ctx context.Context, source []byte, mk MakeWorktree) error {
 	if err := os.MkdirAll(p.Dir.Nodes(), 0o755); err != nil {
 		return fmt.Errorf("create run directory: %w", err)
 	}
@@ -217,7 +235,7 @@ func (p *Prepared) makeRunDir(ctx context.Context, source []byte) error {
 		return err
 	}
 	p.ownsBranch = tip == ""
-	return p.git.AddWorktree(ctx, p.RepoDir, p.Dir.Worktree(), p.Branch, p.BaseSHA)
+	return mk(ctx, p.RepoDir, p.Dir.Worktree(), p.Branch, p.BaseSHA)
 }
 
 func (p *Prepared) resolvePolicy(cfg *policy.RepoConfig, hostEnv map[string]string) error {

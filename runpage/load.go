@@ -18,7 +18,7 @@ import (
 type Run struct {
 	ID        string
 	Pipeline  string
-	Status    string // queued, running, success, fail, finished
+	Status    string // queued, running, success, fail, finished, interrupted
 	Reason    string
 	Branch    string
 	BaseSHA   string
@@ -192,7 +192,29 @@ func (p *Pages) Load(id string) (*Run, error) {
 		}
 		b.run.Nodes = append(b.run.Nodes, n)
 	}
+	b.interrupted()
 	return b.run, nil
+}
+
+// Interrupted is the status of a run whose files say it is going but that
+// no process works on or will resume.
+const Interrupted = "interrupted"
+
+// interrupted marks a run that looks live but is not active as
+// interrupted, with its running nodes.
+func (b *builder) interrupted() {
+	r := b.run
+	if !r.Live() || b.p.opts.Active == nil || b.p.opts.Active(r.ID) {
+		return
+	}
+	r.Status = Interrupted
+	r.Reason = cmp.Or(r.Reason, "the process running it stopped before the run finished, and no server will resume it: "+
+		"push again or re-run the check to start a new run")
+	for i := range r.Nodes {
+		if r.Nodes[i].Status == "running" || r.Nodes[i].Status == "retrying" {
+			r.Nodes[i].Status = Interrupted
+		}
+	}
 }
 
 // builder assembles a Run from the files of one run directory.

@@ -73,7 +73,7 @@ code, pre { font-family: ui-monospace, monospace; font-size: 90%; }
 blockquote { margin: 1em 0; padding: 0 1em; border-left: .25em solid #d0d7de; color: #59636e; }
 section.report { border: 1px solid #d0d7de; border-radius: 6px; padding: 0 1.2em; }
 summary { cursor: pointer; }
-.status-success { color: #1a7f37; } .status-fail { color: #cf222e; } .status-running, .status-retrying { color: #9a6700; }
+.status-success { color: #1a7f37; } .status-fail { color: #cf222e; } .status-running, .status-retrying, .status-interrupted { color: #9a6700; }
 .muted { color: #656d76; }
 </style>
 </head>

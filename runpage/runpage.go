@@ -68,6 +68,12 @@ type Options struct {
 	// for the links at the top of its page; nil, or a zero Source, shows
 	// none.
 	Source func(runID string) Source
+	// Active reports whether a run is being worked on or waits to be:
+	// running in a live process or queued. A run whose files say it is
+	// still going but that is not active was interrupted (its process
+	// died), and its page says so instead of "running" forever. Nil, or
+	// true when the answer is unknown, takes the files at their word.
+	Active func(runID string) bool
 	// Now is the clock for the time a running run has taken so far
 	// (default time.Now).
 	Now func() time.Time

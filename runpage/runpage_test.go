@@ -374,3 +374,62 @@ func TestRenderRunPage(t *testing.T) {
 		})
 	}
 }
+
+// A run whose files say it is going is shown interrupted, with its
+// running node, when it is not active (its process died); a finished run,
+// or one whose activity is unknown, keeps its status.
+func TestInterruptedRun(t *testing.T) {
+	tests := []struct {
+		name           string
+		finished       bool
+		active         func(string) bool
+		status, node   string
+		live, saysStop bool
+	}{
+		{"no activity known", false, nil, "running", "running", true, false},
+		{"active", false, func(string) bool { return true }, "running", "running", true, false},
+		{"not active", false, func(string) bool { return false }, runpage.Interrupted, runpage.Interrupted, false, true},
+		{"finished, not active", true, func(string) bool { return false }, "fail", "", false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runsDir, f := newRun(t)
+			writeFullRun(f)
+			if tt.finished {
+				f.progress(map[string]any{"type": "run_finished", "run_id": runID, "status": "fail", "reason": "node test failed"})
+			}
+			var asked []string
+			active := tt.active
+			if active != nil {
+				active = func(id string) bool { asked = append(asked, id); return tt.active(id) }
+			}
+			p := newPages(t, runsDir, runpage.Options{Active: active})
+			run, err := p.Load(runID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var page bytes.Buffer
+			if err := p.Render(&page, run); err != nil {
+				t.Fatal(err)
+			}
+			lint := ""
+			for _, n := range run.Nodes {
+				if n.ID == "lint" {
+					lint = n.Status
+				}
+			}
+			type view struct {
+				Status, Node   string
+				Live, SaysStop bool
+			}
+			got := view{run.Status, lint, run.Live(), strings.Contains(page.String(), "the process running it stopped")}
+			want := view{tt.status, tt.node, tt.live, tt.saysStop}
+			if diff := cmp.Diff(got, want); diff != "" {
+				t.Errorf("run (-got +want):\n%s", diff)
+			}
+			if active != nil && !tt.finished && !cmp.Equal(asked, []string{runID}) {
+				t.Errorf("Active asked about %q, want %q", asked, runID)
+			}
+		})
+	}
+}

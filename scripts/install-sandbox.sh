@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Installs what the node sandbox needs (bubblewrap) from the distribution's
-# packages, when missing. Used by
-# .ci/run; operators install the same packages (docs/serve.md, Sandbox).
+# packages, when missing, and strace, with which the tests watch what the
+# agent CLIs connect to. Used by .ci/run; operators install bubblewrap
+# (docs/serve.md, Sandbox).
 set -euo pipefail
-if command -v bwrap >/dev/null; then
+pkgs=()
+command -v bwrap >/dev/null || pkgs+=(bubblewrap)
+command -v strace >/dev/null || pkgs+=(strace)
+if [ "${#pkgs[@]}" = 0 ]; then
   exit 0
 fi
 sudo=""
@@ -14,11 +18,11 @@ fi
 if command -v apt-get >/dev/null; then
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq >/dev/null
-  $sudo apt-get install -y -qq bubblewrap >/dev/null
+  $sudo apt-get install -y -qq "${pkgs[@]}" >/dev/null
 elif command -v dnf >/dev/null; then
-  $sudo dnf install -y -q bubblewrap
+  $sudo dnf install -y -q "${pkgs[@]}"
 elif command -v apk >/dev/null; then
-  $sudo apk add -q bubblewrap
+  $sudo apk add -q "${pkgs[@]}"
 else
   echo "install-sandbox: no known package manager: install bubblewrap yourself" >&2
   exit 1

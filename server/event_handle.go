@@ -43,7 +43,12 @@ func (s *Server) HandleEvent(ctx context.Context, job queue.EventJob) error {
 	}
 	log := s.log.With("delivery", job.DeliveryID, "installation", ev.InstallationID, "repo", ev.Repo.FullName)
 	switch ev.Kind {
-	case KindInstallation, KindPing:
+	case KindInstallation:
+		if err := s.installationChanged(ctx, ev, log); err != nil {
+			return fmt.Errorf("event %s (%s %s): %w", job.DeliveryID, ev.Kind, ev.Action, err)
+		}
+		return nil
+	case KindPing:
 		log.Info("event: recorded", "kind", ev.Kind, "action", ev.Action)
 		return nil
 	case KindPullRequest, KindCommentCommand, KindRerun, KindCancel:

@@ -26,6 +26,7 @@ func (s *Server) fetchPR(ctx context.Context, git *gitops.Git, repo Repo, pr int
 	if err := git.EnsureMirror(ctx, mirror, repo.CloneURL); err != nil {
 		return fetched{}, err
 	}
+	s.markMirror(mirror, repo)
 	baseSpec := "+refs/heads/" + baseRef + ":refs/remotes/origin/" + baseRef
 	pull := "refs/pull/" + strconv.Itoa(pr) + "/head"
 	if err := git.Fetch(ctx, mirror, repo.CloneURL, baseSpec, "+"+pull+":refs/remotes/pull/"+strconv.Itoa(pr)+"/head"); err != nil {

@@ -31,6 +31,8 @@ type prRun struct {
 	// history is what the run did before this execution resumed it; nil
 	// when it starts over.
 	history *runner.History
+	// prep is the run being executed, whose worktree end releases.
+	prep *runner.Prepared
 }
 
 // HandleRun works one run job: a fresh token, the mirror fetched, a
@@ -63,8 +65,10 @@ func (s *Server) HandleRun(ctx context.Context, job queue.RunJob) error {
 	}
 	r.log.Info("run: started", "head", job.HeadSHA, "resumes", job.Resumes, "branch", p.Branch)
 	push := newPusher(r.log, r.git, p.RepoDir, job.CloneURL, p.Branch, job.HeadSHA)
+	r.prep = p
 	res, err := p.Execute(ctx, runner.LocalOptions{GitPath: s.o.GitPath, Env: s.o.Env, Agent: s.o.Agent, NewAgent: s.o.NewAgent,
-		Listener: attractor.Listeners{r.rep, push}, Interviewer: r.interviewer(), Store: r.store()})
+		Listener: attractor.Listeners{r.rep, push}, Interviewer: r.interviewer(), Store: r.store(),
+		KeepWorktree: s.o.Pool != nil})
 	return r.end(ctx, push, res, err)
 }
 
@@ -99,7 +103,7 @@ func (r *prRun) prepare(ctx context.Context, src gitops.TokenSource) (*runner.Pr
 	}
 	r.job.Notes = append(r.job.Notes, r.s.o.Caps.clamp(sel)...)
 	defer r.s.mirrorLocks.lock(f.mirror)()
-	return runner.Assemble(ctx, git, r.job.RunID, r.dir, f.mirror, r.job.HeadSHA, sel, r.s.o.Env.Host)
+	return runner.AssembleFrom(ctx, git, r.job.RunID, r.dir, f.mirror, r.job.HeadSHA, sel, r.s.o.Env.Host, r.makeWorktree)
 }
 
 // resume prepares an interrupted run from its checkpoint; ok is false when
@@ -161,6 +165,7 @@ func (r *prRun) adopt(ctx context.Context, graph *attractor.Pipeline) error {
 func (r *prRun) end(ctx context.Context, push *pusher, res *attractor.RunResult, runErr error) error {
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
+	defer r.releaseWorktree(fctx, context.Cause(ctx))
 	var pushErr error
 	if push != nil {
 		if pushErr = push.finish(fctx); pushErr != nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
+	"github.com/kilroy-bot/kilroy-bot/runner/wtpool"
 )
 
 // ConfigCheckName is the check that reports an invalid configuration or
@@ -140,6 +141,10 @@ type ServerOptions struct {
 	// Caps bound the run and node timeouts repositories configure.
 	Caps   Caps
 	Logger *slog.Logger
+	// Pool, when set, keeps the worktrees of ended runs warm for the next
+	// run of the same repository (see warm.go); nil: every run checks out
+	// a fresh worktree.
+	Pool *wtpool.Pool
 }
 
 // Server turns accepted deliveries into pull request runs: HandleEvent

@@ -56,21 +56,7 @@ func BenchmarkMirrorRun(b *testing.B) {
 	g := newGit(b)
 	tmp := b.TempDir()
 	origin := buildRepo(b, g, filepath.Join(tmp, "origin"))
-	// Two pushes to the pull request, each changing a few files.
-	heads := make([]string, 2)
-	parent := origin.Head
-	for i := range heads {
-		files := map[string][]byte{}
-		for k := range 5 {
-			p := origin.Paths[i*100+k]
-			files[p] = fixture.Content(p, commits+i)
-		}
-		sha, err := fixture.Commit(g, origin.Dir, fmt.Sprintf("refs/bench/push%d", i), parent, "push", files)
-		if err != nil {
-			b.Fatal(err)
-		}
-		heads[i], parent = sha, sha
-	}
+	heads := pushes(b, g, origin)
 	url := "file://" + origin.Dir
 
 	var first, second []time.Duration
@@ -87,7 +73,7 @@ func BenchmarkMirrorRun(b *testing.B) {
 			rd[i] = filepath.Join(data, "runs", fmt.Sprintf("r%d-%d", round, i))
 			b.StartTimer()
 			start := time.Now()
-			mirror := prepareFromMirror(b, data, rd[i], url, head)
+			mirror := prepareFromMirror(b, data, rd[i], url, head, addWorktree)
 			d := time.Since(start)
 			b.StopTimer()
 			if i == 0 {
@@ -105,12 +91,34 @@ func BenchmarkMirrorRun(b *testing.B) {
 	fixture.Report(b, "second", second, "first", first)
 }
 
+// pushes makes two pushes to the pull request, each changing a few files,
+// and returns their commits.
+func pushes(b *testing.B, g *fixture.Git, origin *fixture.Repo) []string {
+	b.Helper()
+	heads := make([]string, 2)
+	parent := origin.Head
+	for i := range heads {
+		files := map[string][]byte{}
+		for k := range 5 {
+			p := origin.Paths[i*100+k]
+			files[p] = fixture.Content(p, commits+i)
+		}
+		sha, err := fixture.Commit(g, origin.Dir, fmt.Sprintf("refs/bench/push%d", i), parent, "push", files)
+		if err != nil {
+			b.Fatal(err)
+		}
+		heads[i], parent = sha, sha
+	}
+	return heads
+}
+
 // prepareFromMirror is the git side of a pull request run's prepare: a Git
 // with the run's own HOME, the repository's mirror made if missing and
 // fetched (base branch and PR head), the head resolved, the pipeline read
 // from it, a worktree of it added on the run branch and the artifact
-// policy resolved in that worktree. It returns the mirror.
-func prepareFromMirror(b *testing.B, data, runDir, url, head string) string {
+// policy resolved in that worktree. It returns the mirror. The worktree
+// is made by makeWorktree: added (addWorktree), or taken from a pool.
+func prepareFromMirror(b *testing.B, data, runDir, url, head string, makeWorktree worktreeMaker) string {
 	b.Helper()
 	ctx := context.Background()
 	git, err := gitops.New(gitops.Options{PATH: os.Getenv("PATH"), HomeDir: filepath.Join(runDir, "home"), AllowFileProtocol: true})
@@ -131,13 +139,21 @@ func prepareFromMirror(b *testing.B, data, runDir, url, head string) string {
 		b.Fatal(err)
 	}
 	wt := filepath.Join(runDir, "worktree")
-	if err := git.AddWorktree(ctx, mirror, wt, gitops.RunBranch("ci", filepath.Base(runDir)), head); err != nil {
+	if err := makeWorktree(ctx, git, mirror, wt, gitops.RunBranch("ci", filepath.Base(runDir)), head); err != nil {
 		b.Fatal(err)
 	}
 	if _, err := policy.Resolve(policy.ResolveInput{Repo: os.DirFS(wt), RunDir: runDir, HostEnv: sandbox.HostEnv()}); err != nil {
 		b.Fatal(err)
 	}
 	return mirror
+}
+
+// worktreeMaker makes a run's worktree at wt on branch at head.
+type worktreeMaker func(ctx context.Context, git *gitops.Git, mirror, wt, branch, head string) error
+
+// addWorktree makes a fresh worktree, checking out every file.
+func addWorktree(ctx context.Context, git *gitops.Git, mirror, wt, branch, head string) error {
+	return git.AddWorktree(ctx, mirror, wt, branch, head)
 }
 
 // BenchmarkLocalRun times runner.PrepareLocal, a local run up to its first

@@ -3,7 +3,9 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -11,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kilroy-bot/kilroy-bot/runner/agent/agenttest"
+	"github.com/kilroy-bot/kilroy-bot/secrets"
 )
 
 // The real agent CLIs (installed by scripts/install-agent-clis.sh) run
@@ -124,8 +127,20 @@ func writeAgents(t *testing.T, path, backend string, b map[string]any, maxTurns 
 	writeFile(t, path, string(data)+"\n", 0o644)
 }
 
-func shellTool(name, cmd string) agenttest.Turn {
-	return agenttest.Tool(name, map[string]any{"command": cmd, "description": "run it"})
+// shellTool is a CLI's tool for running a shell command: its name and
+// the argument holding the command.
+type shellTool struct{ name, arg string }
+
+func (s shellTool) call(cmd string) agenttest.Call {
+	args := map[string]any{s.arg: cmd}
+	if s.name == "Bash" {
+		args["description"] = "run it"
+	}
+	return agenttest.Call{Name: s.name, Args: args}
+}
+
+func (s shellTool) turn(cmd string) agenttest.Turn {
+	return agenttest.Turn{Calls: []agenttest.Call{s.call(cmd)}}
 }
 
 // cliUnderTest is how one real CLI is configured against the fake server.
@@ -138,31 +153,91 @@ type cliUnderTest struct {
 	command []string // the built-in template, program first
 	baseURL func(srvURL string) string
 	env     map[string]string // backend env: the CLI's own retries kept short
-	shell   string            // the name of the CLI's shell tool
-	sandbox bool              // false: --no-sandbox, the CLI runs as the bot's user
+	shell   shellTool
+	model   string // the backend's model, when the CLI needs one named
+	sandbox bool   // false: --no-sandbox, the CLI runs as the bot's user
 	// api, when set, makes the backend the bot's own api loop over this
 	// protocol instead of a CLI.
 	api string
+	// adjust fits a case of the matrix to what the CLI does, or returns
+	// why the case does not apply to it.
+	adjust func(tc *cliCase) (skip string)
 }
 
 var claudeCLI = cliUnderTest{
 	cli: "claude", program: "claude", keyEnv: "ANTHROPIC_API_KEY", key: "sk-ant-api03-E2ETESTKEY0123456789abcdefXYZ",
 	command: []string{"claude", "-p", "--output-format", "stream-json", "--verbose", "--dangerously-skip-permissions"},
 	baseURL: func(u string) string { return u },
-	env:     map[string]string{"CLAUDE_CODE_MAX_RETRIES": "1"},
-	shell:   "Bash",
+	shell:   shellTool{"Bash", "command"},
+	adjust: func(tc *cliCase) string {
+		if tc.name == "turn limit" {
+			tc.extraArgs = []string{"--max-turns", "1"}
+		}
+		return ""
+	},
+}
+
+// Codex with a model it has no metadata for uses plain function tools
+// (exec_command); with its default model it would use its JavaScript
+// "code mode" tool, which the fake server does not script.
+var codexCLI = cliUnderTest{
+	cli: "codex", program: "codex", keyEnv: "OPENAI_API_KEY", key: "sk-proj-E2ETESTKEY0123456789abcdefXYZ",
+	command: []string{"codex", "exec", "--json", "--skip-git-repo-check", "--dangerously-bypass-approvals-and-sandbox", "{config_args}", "{model_args}", "-"},
+	baseURL: func(u string) string { return u + "/v1" },
+	model:   "fake-model",
+	shell:   shellTool{"exec_command", "cmd"},
+	adjust: func(tc *cliCase) string {
+		switch tc.name {
+		case "turn limit":
+			return "codex exec has no turn limit (no flag, no setting); the node's timeout bounds it"
+		case "HTTP 500 always": // Codex names no status for a 5xx or a 400
+			tc.wantReason = "high demand"
+		case "HTTP 400":
+			tc.wantReason = "invalid_request_error"
+		}
+		return ""
+	},
+}
+
+var geminiCLI = cliUnderTest{
+	cli: "gemini", program: "gemini", keyEnv: "GEMINI_API_KEY", key: "AIzaSyE2ETESTKEY0123456789abcdefXYZ",
+	command: []string{"gemini", "--output-format", "json", "--yolo"},
+	baseURL: func(u string) string { return u },
+	shell:   shellTool{"run_shell_command", "command"},
+	adjust: func(tc *cliCase) string {
+		switch tc.name {
+		case "stream cut once":
+			// Gemini CLI does not retry a stream cut mid-answer: the
+			// attempt fails and the node's retry succeeds.
+			tc.wantClasses = []string{"transient_infra", ""}
+		case "turn limit":
+			tc.maxTurns = 1 // its maxSessionTurns, in the settings the bot writes
+		case "timeout":
+			// It takes seconds to start (more on a busy machine) before
+			// its first model call.
+			tc.nodeAttrs = `, timeout="20s"`
+		}
+		return ""
+	},
 }
 
 // runCLICase runs tc through `kilroy-bot run` with c and checks the fix
 // node's attempts, the run branch, and that no stage file keeps the key.
-func runCLICase(t *testing.T, c cliUnderTest, tc cliCase) *agenttest.Server {
+// srv is the test's fake model server, given the case's script here.
+func runCLICase(t *testing.T, srv *agenttest.Server, c cliUnderTest, tc cliCase) {
 	t.Helper()
 	t.Setenv(c.keyEnv, c.key)
-	srv := agenttest.New(t, tc.turns...)
+	srv.Reset(tc.turns...)
 	dir := t.TempDir()
 	agents := filepath.Join(dir, "agents.yml")
 	backend := map[string]any{"kind": "cli", "cli": c.cli, "base_url": c.baseURL(srv.URL),
-		"command": append(append([]string{c.bin}, c.command[1:]...), tc.extraArgs...), "env": c.env}
+		"command": append(append([]string{c.bin}, c.command[1:]...), tc.extraArgs...)}
+	if len(c.env) > 0 {
+		backend["env"] = c.env
+	}
+	if c.model != "" {
+		backend["model"] = c.model
+	}
 	if c.api != "" {
 		backend = map[string]any{"kind": "api", "api": c.api, "base_url": c.baseURL(srv.URL), "model": "fake-model"}
 	}
@@ -199,6 +274,17 @@ func runCLICase(t *testing.T, c cliUnderTest, tc cliCase) *agenttest.Server {
 		t.Errorf("the run's reason %q lacks %q", reason, tc.wantReason)
 	}
 	stage := stageFiles(t, runDir)
+	// KILROY_E2E_KEEP=DIR keeps each case's directory and the requests the
+	// server saw, to see what a CLI did.
+	if d := os.Getenv("KILROY_E2E_KEEP"); d != "" {
+		keep := filepath.Join(d, strings.ReplaceAll(t.Name(), "/", "_"))
+		_ = os.RemoveAll(keep)
+		_ = exec.Command("cp", "-a", dir, keep).Run()
+		for i, r := range srv.Requests() {
+			b, _ := json.MarshalIndent(map[string]any{"path": r.Path, "header": r.Header, "body": r.Body, "turn": r.Turn}, "", " ")
+			_ = os.WriteFile(filepath.Join(keep, fmt.Sprintf("req%02d.json", i)), b, 0o644)
+		}
+	}
 	if tc.wantKept != "" && !strings.Contains(stage[filepath.Join("fix", "response.md")], tc.wantKept) {
 		t.Errorf("fix/response.md = %q, want it to keep %q", stage[filepath.Join("fix", "response.md")], tc.wantKept)
 	}
@@ -209,9 +295,10 @@ func runCLICase(t *testing.T, c cliUnderTest, tc cliCase) *agenttest.Server {
 		t.Errorf("hello.txt on the run branch: %v, want %v", got, tc.wantCommit)
 	}
 	for name, body := range stage {
-		if strings.Contains(body, c.key) {
-			i := strings.Index(body, c.key)
-			t.Errorf("stage file %s keeps the provider key: %q", name, body[max(0, i-300):i])
+		for _, form := range secrets.Forms(c.key) {
+			if i := strings.Index(body, form); i >= 0 {
+				t.Errorf("stage file %s keeps a form of the provider key: %q", name, body[max(0, i-300):i])
+			}
 		}
 	}
 	for _, r := range srv.Requests() {
@@ -221,13 +308,12 @@ func runCLICase(t *testing.T, c cliUnderTest, tc cliCase) *agenttest.Server {
 		}
 	}
 	t.Logf("%s: classes %q, run %q, %d model calls, reason: %.300s", tc.name, classes, runClass, srv.Calls(), reason)
-	return srv
 }
 
 // cliMatrix is the fault matrix of the issue for a CLI whose shell tool is
 // shell: each case's model script and the node's fate.
-func cliMatrix(shell string) []cliCase {
-	write := shellTool(shell, "echo hi > hello.txt")
+func cliMatrix(shell shellTool) []cliCase {
+	write := shell.turn("echo hi > hello.txt")
 	done := agenttest.Text("Created hello.txt. OUTCOME:SUCCESS")
 	fail := agenttest.Failing
 	ti, st, de, be := "transient_infra", "structural", "deterministic", "budget_exhausted"
@@ -242,26 +328,49 @@ func cliMatrix(shell string) []cliCase {
 		{name: "HTTP 500 always", turns: []agenttest.Turn{fail(agenttest.ServerError)}, wantClasses: []string{ti, ti}, wantRun: ti, wantReason: "500"},
 		{name: "HTTP 401", turns: []agenttest.Turn{fail(agenttest.BadKey)}, wantClasses: []string{st}, wantRun: st},
 		{name: "HTTP 400", turns: []agenttest.Turn{fail(agenttest.BadRequest)}, wantClasses: []string{de}, wantRun: de, wantReason: "400"},
-		{name: "turn limit", turns: []agenttest.Turn{shellTool(shell, "echo still working")}, wantClasses: []string{be}, wantRun: be, wantReason: "turn limit"},
-		{name: "timeout", turns: []agenttest.Turn{{Text: "halfway there", Calls: []agenttest.Call{{Name: shell, Args: map[string]any{"command": "sleep 30", "description": "wait"}}}}},
+		{name: "turn limit", turns: []agenttest.Turn{shell.turn("echo still working")}, wantClasses: []string{be}, wantRun: be, wantReason: "turn limit"},
+		{name: "timeout", turns: []agenttest.Turn{{Text: "halfway there", Calls: []agenttest.Call{shell.call("sleep 60")}}},
 			noRetry: true, nodeAttrs: `, timeout="4s"`, wantClasses: []string{ti}, wantRun: ti, wantReason: "timed out", wantKept: "halfway there"},
 		// The attempt succeeds; its checkpoint is refused and the run stops.
-		{name: "key written into a file", turns: []agenttest.Turn{write, shellTool(shell, "echo \"$ANTHROPIC_API_KEY$OPENAI_API_KEY$CODEX_API_KEY$GEMINI_API_KEY\" > key.txt"), done},
+		{name: "key written into a file", turns: []agenttest.Turn{write, shell.turn("echo \"$ANTHROPIC_API_KEY$OPENAI_API_KEY$CODEX_API_KEY$GEMINI_API_KEY\" > key.txt"), done},
 			wantClasses: []string{""}, wantRun: de, wantReason: "key.txt:1"},
 	}
 }
 
-func TestRealClaudeCLI(t *testing.T) {
-	c := claudeCLI
-	c.bin, c.sandbox = agentCLIDir(t, c.program), true
-	needSandbox(t)
+// runMatrix runs the whole matrix (jailed) or the happy path and the
+// leaking agent (unjailed, as the bot's own user) with c, on one server.
+func runMatrix(t *testing.T, c cliUnderTest, jailed bool) {
+	if c.api == "" {
+		c.bin = agentCLIDir(t, c.program)
+	}
+	if c.sandbox = jailed; jailed {
+		needSandbox(t)
+	}
+	srv := agenttest.New(t, agenttest.Text("no case yet"))
 	for _, tc := range cliMatrix(c.shell) {
-		if tc.name == "turn limit" {
-			tc.extraArgs = []string{"--max-turns", "1"}
+		if !jailed && tc.name != "happy path" && tc.name != "key written into a file" {
+			continue
 		}
-		t.Run(tc.name, func(t *testing.T) { runCLICase(t, c, tc) })
+		t.Run(tc.name, func(t *testing.T) {
+			if c.adjust != nil {
+				if why := c.adjust(&tc); why != "" {
+					t.Skip(why)
+				}
+			}
+			runCLICase(t, srv, c, tc)
+		})
 	}
 }
+
+func TestRealClaudeCLI(t *testing.T) { runMatrix(t, claudeCLI, true) }
+func TestRealCodexCLI(t *testing.T)  { runMatrix(t, codexCLI, true) }
+func TestRealGeminiCLI(t *testing.T) { runMatrix(t, geminiCLI, true) }
+
+// The CLIs run by the bot's own user, unjailed (--no-sandbox): as root
+// Claude Code needs IS_SANDBOX=1 to accept --dangerously-skip-permissions.
+func TestRealClaudeCLIUnjailed(t *testing.T) { runMatrix(t, claudeCLI, false) }
+func TestRealCodexCLIUnjailed(t *testing.T)  { runMatrix(t, codexCLI, false) }
+func TestRealGeminiCLIUnjailed(t *testing.T) { runMatrix(t, geminiCLI, false) }
 
 func or(s, def string) string {
 	if s != "" {
@@ -270,33 +379,20 @@ func or(s, def string) string {
 	return def
 }
 
-// Claude Code run by the bot's own user, unjailed (--no-sandbox): as root
-// it needs IS_SANDBOX=1 to accept --dangerously-skip-permissions.
-func TestRealClaudeCLIUnjailed(t *testing.T) {
-	c := claudeCLI
-	c.bin = agentCLIDir(t, c.program)
-	for _, tc := range cliMatrix(c.shell) {
-		if tc.name != "happy path" && tc.name != "key written into a file" {
-			continue
-		}
-		t.Run(tc.name, func(t *testing.T) { runCLICase(t, c, tc) })
-	}
-}
-
 // The same matrix for the bot's own api backend (Anthropic Messages) in
 // the sandbox. Its shell tool never sees the key, so the leaking model
 // writes the key it somehow learnt with write_file.
 func TestAPIBackendRun(t *testing.T) {
-	needSandbox(t)
 	c := claudeCLI
-	c.api, c.sandbox = "anthropic", true
-	for _, tc := range cliMatrix("shell") {
+	c.api, c.shell = "anthropic", shellTool{"shell", "command"}
+	c.adjust = func(tc *cliCase) string {
 		switch tc.name {
 		case "turn limit":
 			tc.maxTurns, tc.wantReason = 1, "max_turns"
 		case "key written into a file":
 			tc.turns = []agenttest.Turn{tc.turns[0], agenttest.Tool("write_file", map[string]any{"path": "key.txt", "content": c.key + "\n"}), tc.turns[2]}
 		}
-		t.Run(tc.name, func(t *testing.T) { runCLICase(t, c, tc) })
+		return ""
 	}
+	runMatrix(t, c, true)
 }

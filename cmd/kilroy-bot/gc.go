@@ -16,12 +16,19 @@ import (
 )
 
 const gcUsage = `usage: kilroy-bot gc [--data-dir DIR] [--older-than 14d] [--repo DIR] [--dry-run]
+       kilroy-bot gc --data-dir SERVER_DATA_DIR [--config FILE] [--database-url URL] [--older-than 14d]
 
 Removes local runs that nothing changed for longer than the window: each
 run's directory (DATA_DIR/runs/RUN_ID), its worktree and its run branch
 kilroy/run/PIPELINE/RUN_ID in the repository it ran in. A running run, and
 an interrupted one you could still resume, changed within the window and
 are kept; so are directories that are not run directories.
+
+On the data dir of kilroy-bot serve (it has mirrors/ or the SQLite queue,
+or --database-url names the queue) gc sweeps as serve does: by the
+retention of the server policy file (--config, else the defaults), asking
+the queue which runs are active. --older-than then sets the windows of run
+directories and run branches; --repo and --dry-run are not supported there.
 
   --data-dir DIR       the data dir whose runs/ to clean (default
                        $KILROY_DATA_DIR, else kilroy-bot in the user cache
@@ -30,6 +37,10 @@ are kept; so are directories that are not run directories.
   --repo DIR           only the runs of this repository (any directory inside it)
   --dry-run            print what would be removed, remove nothing
   --git PATH           the git binary (default git)
+  --config FILE        server policy file whose retention applies (default
+                       $KILROY_CONFIG)
+  --database-url URL   the server's Postgres queue (default
+                       $KILROY_DATABASE_URL; none: SQLite in the data dir)
 
 Exit status: 0 done, 1 a run could not be removed, 2 usage error.
 `
@@ -42,6 +53,8 @@ func runGC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	repo := fs.String("repo", "", "")
 	dryRun := fs.Bool("dry-run", false, "")
 	gitPath := fs.String("git", "git", "")
+	configFile := fs.String("config", "", "")
+	databaseURL := fs.String("database-url", "", "")
 	if code, ok := parseFlags(fs, args, "gc", gcUsage, stdout, stderr); !ok {
 		return code
 	}
@@ -69,6 +82,23 @@ func runGC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kilroy-bot gc: %v\n", err)
 		return 2
 	}
+	if *configFile == "" {
+		*configFile = host["KILROY_CONFIG"]
+	}
+	if *databaseURL == "" {
+		*databaseURL = host["KILROY_DATABASE_URL"]
+	}
+	if isServerDataDir(*dataDir, *databaseURL) {
+		if *repo != "" || *dryRun {
+			fmt.Fprintf(stderr, "kilroy-bot gc: %s is a server's data dir: --repo and --dry-run are for local runs\n", *dataDir)
+			return 2
+		}
+		o := serverGC{dataDir: *dataDir, databaseURL: *databaseURL, configFile: *configFile, git: g}
+		if olderThanGiven(fs) {
+			o.olderThan = window
+		}
+		return runServerGC(ctx, o, stdout, stderr)
+	}
 	opts := gc.Options{RunsDir: filepath.Join(*dataDir, "runs"), OlderThan: window, DryRun: *dryRun, Git: g}
 	if *repo != "" {
 		if opts.Repo, err = g.RepoRoot(ctx, *repo); err != nil {
@@ -82,6 +112,13 @@ func runGC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	return reportGC(stdout, stderr, res, opts)
+}
+
+// olderThanGiven reports whether --older-than was on the command line.
+func olderThanGiven(fs *flag.FlagSet) bool {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "older-than" })
+	return given
 }
 
 // reportGC prints a line per run removed or not, then the totals.

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/kilroy-bot/kilroy-bot/runner/queue"
 )
 
 // TestGCCommand: a local run leaves its directory and run branch; gc keeps
@@ -77,5 +80,48 @@ func TestGCUsage(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, "kilroy-bot gc: ") {
 			t.Errorf("gc %q: exit %d, stderr %q; want 2 and the problem", args, code, stderr)
 		}
+	}
+}
+
+// TestGCServerDataDir: on a server's data dir gc sweeps by retention and
+// asks the server's queue: an old run directory the queue has no active
+// run for goes, an old one of a queued run stays.
+func TestGCServerDataDir(t *testing.T) {
+	dataDir := t.TempDir()
+	q, err := queue.Open(context.Background(), queue.Options{DataDir: dataDir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := q.EnqueueDelivery(context.Background(), queue.Delivery{ID: "d-1", Event: "pull_request"}, []queue.RunArgs{{
+		InstallationID: 1, Repo: "octo/widgets", CloneURL: "https://github.com/octo/widgets.git", PR: 1,
+		HeadSHA: strings.Repeat("a", 40), BaseRef: "main", Pipeline: "ci", Trigger: queue.TriggerPullRequest}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Close(); err != nil {
+		t.Fatal(err)
+	}
+	queued, finished := res.Jobs[0].RunID, queue.NewRunID()
+	old := time.Now().Add(-20 * 24 * time.Hour)
+	for _, id := range []string{queued, finished} {
+		dir := filepath.Join(dataDir, "runs", id)
+		if err := os.MkdirAll(filepath.Join(dir, "nodes", "build"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range []string{filepath.Join(dir, "nodes", "build"), filepath.Join(dir, "nodes"), dir} {
+			if err := os.Chtimes(p, old, old); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	code, stdout, stderr := runCmd("gc", "--data-dir", dataDir)
+	if code != 0 || !strings.Contains(stdout, "removed run directory "+finished) || strings.Contains(stdout, queued) {
+		t.Errorf("gc: exit %d, stdout %q, stderr %q; want %s removed and %s kept", code, stdout, stderr, finished, queued)
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "runs", queued)); err != nil {
+		t.Errorf("the queued run's directory: %v", err)
+	}
+	if code, _, stderr := runCmd("gc", "--data-dir", dataDir, "--dry-run"); code != 2 || !strings.Contains(stderr, "server's data dir") {
+		t.Errorf("gc --dry-run on a server's data dir: exit %d, %q; want a usage error", code, stderr)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -35,7 +36,7 @@ variable; a flag wins over its variable.
   --data-dir DIR               KILROY_DATA_DIR              default ./kilroy-data
   --database-url URL           KILROY_DATABASE_URL          default: SQLite in the data dir
   --github-url URL             KILROY_GITHUB_URL            default https://api.github.com/
-  --app-id ID                  KILROY_APP_ID                required
+  --app-id ID                  KILROY_APP_ID                required, or the app-id file setup stores in the data dir
   --private-key-file FILE      KILROY_PRIVATE_KEY_FILE      required (PEM)
   --webhook-secret-file FILE   KILROY_WEBHOOK_SECRET_FILE   required, or the value in KILROY_WEBHOOK_SECRET
   --config FILE                KILROY_CONFIG                optional server policy YAML
@@ -117,6 +118,9 @@ type runSide struct {
 	// Source names the repository, pull request and head commit of a run
 	// for the links at the top of its page; nil shows none.
 	Source func(runID string) runpage.Source
+	// Background runs while the server serves (the retention sweep); nil
+	// for none.
+	Background func(ctx context.Context)
 }
 
 // wired is what serve has built for the run side.
@@ -224,7 +228,8 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 	if err := metrics.RegisterBodyBytes(reg, hook.BodyBytesInFlight); err != nil {
 		return deps, err
 	}
-	pages, err := runpage.New(runpage.Options{RunsDir: runsDir, Keys: keys, Redactor: w.Redactor, CommitURL: rs.CommitURL, Source: rs.Source})
+	pages, err := runpage.New(runpage.Options{RunsDir: runsDir, Keys: keys, Redactor: w.Redactor, CommitURL: rs.CommitURL, Source: rs.Source,
+		Active: runActive(w.Queue)})
 	if err != nil {
 		return deps, err
 	}
@@ -243,7 +248,7 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 			return errors.Join(stop(ctx), w.Queue.Close())
 		},
 		Redactor:   w.Redactor,
-		Background: recoverer(cfg, w),
+		Background: together(recoverer(cfg, w), rs.Background),
 	}, nil
 }
 
@@ -256,6 +261,26 @@ func recoverer(cfg serveConfig, w wired) func(context.Context) {
 	}
 	opts.Logger = w.Logger
 	return redeliver.New(w.App, w.Queue, opts).Run
+}
+
+// together runs the non-nil background loops side by side until ctx ends.
+func together(loops ...func(context.Context)) func(context.Context) {
+	var run []func(context.Context)
+	for _, l := range loops {
+		if l != nil {
+			run = append(run, l)
+		}
+	}
+	if len(run) == 0 {
+		return nil
+	}
+	return func(ctx context.Context) {
+		var wg sync.WaitGroup
+		for _, l := range run {
+			wg.Go(func() { l(ctx) })
+		}
+		wg.Wait()
+	}
 }
 
 // newRegistry makes this server's Prometheus registry, never the global

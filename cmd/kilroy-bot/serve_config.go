@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kilroy-bot/kilroy-bot/appsetup"
 	"github.com/kilroy-bot/kilroy-bot/ghapp"
 	"github.com/kilroy-bot/kilroy-bot/policy"
 	"github.com/kilroy-bot/kilroy-bot/runner/agent"
@@ -74,6 +75,7 @@ type serverPolicy struct {
 	Sandbox        sandboxPolicy    `yaml:"sandbox"`
 	Limits         serverLimits     `yaml:"limits"`
 	Redelivery     serverRedelivery `yaml:"redelivery"`
+	Retention      serverRetention  `yaml:"retention"`
 }
 
 // setting is one row of the settings table of DESIGN.md §2.
@@ -88,7 +90,7 @@ var (
 	setDataDir       = setting{"data-dir", "KILROY_DATA_DIR", "./kilroy-data", "directory for the SQLite queue, git mirrors and run directories"}
 	setDatabaseURL   = setting{"database-url", "KILROY_DATABASE_URL", "", "postgres:// URL of a queue shared by replicas (default: SQLite in the data dir)"}
 	setGitHubURL     = setting{"github-url", "KILROY_GITHUB_URL", ghapp.DefaultBaseURL, "GitHub REST API root (GitHub Enterprise: https://HOST/api/v3/)"}
-	setAppID         = setting{"app-id", "KILROY_APP_ID", "", "the GitHub App's id (required)"}
+	setAppID         = setting{"app-id", "KILROY_APP_ID", "", "the GitHub App's id (required; default: the app-id file setup stores in the data dir)"}
 	setPrivateKey    = setting{"private-key-file", "KILROY_PRIVATE_KEY_FILE", "", "the App's private key, PEM (required)"}
 	setWebhookSecret = setting{"webhook-secret-file", "KILROY_WEBHOOK_SECRET_FILE", "", "file holding the webhook secret (required, or " + envWebhookSecret + ")"}
 	setConfig        = setting{"config", "KILROY_CONFIG", "", "server policy YAML (optional)"}
@@ -194,7 +196,7 @@ func (l *loader) load() serveConfig {
 	l.check(checkDatabaseURL(string(cfg.DatabaseURL)))
 	cfg.GitHubURL = l.url(setGitHubURL, true)
 	cfg.PublicURL = strings.TrimSuffix(l.url(setPublicURL, false), "/")
-	cfg.AppID = l.appID()
+	cfg.AppID = l.appID(cfg.DataDir)
 	cfg.Workers = l.workers()
 	cfg.PrivateKey = l.privateKey()
 	cfg.WebhookSecret = l.webhookSecret()
@@ -255,15 +257,32 @@ func (l *loader) url(s setting, apiRoot bool) string {
 	return u.String()
 }
 
-func (l *loader) appID() int64 {
-	v := l.value(setAppID)
-	if v == "" {
-		l.fail(bad(setAppID, "required: the GitHub App's numeric id, from its settings page"))
-		return 0
+// appID is --app-id or KILROY_APP_ID, else the app-id file kilroy-bot
+// setup stored in the data dir.
+func (l *loader) appID(dataDir string) int64 {
+	v, file := l.value(setAppID), ""
+	if v == "" && dataDir != "" {
+		file = appsetup.FilesIn(dataDir).AppID()
+		b, err := os.ReadFile(file)
+		switch {
+		case err == nil:
+			v = strings.TrimSpace(string(b))
+		case errors.Is(err, os.ErrNotExist):
+			l.fail(bad(setAppID, "required: the GitHub App's numeric id, from its settings page "+
+				"(kilroy-bot setup stores it in %s, which does not exist)", file))
+			return 0
+		default:
+			l.fail(bad(setAppID, "not set, and cannot read %s: %v", file, pathErr(err)))
+			return 0
+		}
 	}
 	id, err := strconv.ParseInt(v, 10, 64)
 	if err != nil || id <= 0 {
-		l.fail(bad(setAppID, "%q is not a positive number", v))
+		if file != "" {
+			l.fail(bad(setAppID, "not set, and %s holds %q, not a positive number", file, v))
+		} else {
+			l.fail(bad(setAppID, "%q is not a positive number", v))
+		}
 		return 0
 	}
 	return id
@@ -401,6 +420,9 @@ func decodePolicy(file string, data []byte, p *serverPolicy) error {
 		return err
 	}
 	if _, _, err := p.Redelivery.options(loc); err != nil {
+		return err
+	}
+	if _, _, err := p.Retention.options(loc); err != nil {
 		return err
 	}
 	// agent.New validates the backends; the Agent itself is built per run.

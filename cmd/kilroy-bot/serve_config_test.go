@@ -20,6 +20,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kilroy-bot/kilroy-bot/appsetup"
 	"github.com/kilroy-bot/kilroy-bot/checks"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 	"github.com/kilroy-bot/kilroy-bot/schema"
@@ -245,7 +246,7 @@ func TestDecodePolicy(t *testing.T) {
 		{name: "comments only", yaml: schema.ServerPolicyModeline + "\n"},
 		{name: "slug only", yaml: "app_slug: kb\n"},
 		{name: "unknown top key", yaml: "app_slugg: kb\n",
-			wantErr: []string{`policy.yml:1:1: unknown key "app_slugg" at top level (known: app_slug, max_annotations, agents, sandbox, limits, redelivery); did you mean "app_slug"?`}},
+			wantErr: []string{`policy.yml:1:1: unknown key "app_slugg" at top level (known: app_slug, max_annotations, agents, sandbox, limits, redelivery, retention); did you mean "app_slug"?`}},
 		{name: "unknown backend key", yaml: "agents:\n  backends:\n    x:\n      kind: cli\n      cli: claude\n      modles: [a]\n",
 			wantErr: []string{`policy.yml:6:7: unknown key "modles" in agents.backends.x (known: kind, cli, api,`, `did you mean "models"?`}},
 		{name: "bad kind", yaml: "agents:\n  backends:\n    x: {kind: telepathy}\n",
@@ -278,6 +279,13 @@ func TestDecodePolicy(t *testing.T) {
 			wantErr: []string{"policy.yml:2:3: redelivery.every:", "write a duration such as 10m, or off"}},
 		{name: "redelivery window past GitHub's", yaml: "redelivery:\n  window: 7d\n",
 			wantErr: []string{`policy.yml:2:3: redelivery.window: "7d" is longer than the 72h GitHub keeps deliveries`}},
+		{name: "retention", yaml: "retention: {runs: 7d, branches: 36h, remote_branches: 30d, mirrors: off, every: 10m}\n"},
+		{name: "retention not a duration", yaml: "retention:\n  runs: a week\n",
+			wantErr: []string{`policy.yml:2:3: retention.runs: "a week" is not a positive duration (write a duration such as 14d or 36h, or off)`}},
+		{name: "retention every off", yaml: "retention:\n  every: off\n",
+			wantErr: []string{"policy.yml:2:3: retention.every: off is not a time between sweeps"}},
+		{name: "retention unknown key", yaml: "retention:\n  logs: 3d\n",
+			wantErr: []string{`unknown key "logs" in retention (known: runs, branches, remote_branches, mirrors, every)`}},
 		{name: "two documents", yaml: "app_slug: a\n---\napp_slug: b\n", wantErr: []string{"only one YAML document"}},
 	}
 	for _, tt := range tests {
@@ -386,5 +394,65 @@ func TestInsecureBanner(t *testing.T) {
 	}
 	if insecureBanner(serveConfig{}) != "" {
 		t.Errorf("a banner with the sandbox on")
+	}
+}
+
+// Without --app-id or KILROY_APP_ID, serve reads the app-id file setup
+// stores in the data dir; either setting beats the file, and a missing or
+// wrong file is named in the error.
+func TestServeConfigAppIDFromDataDir(t *testing.T) {
+	f := writeServeFiles(t)
+	withFile := func(content string) string {
+		dir := t.TempDir()
+		files := appsetup.FilesIn(dir)
+		if err := os.MkdirAll(files.Dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(files.AppID(), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	good, garbled, empty := withFile("123456\n"), withFile("12x\n"), t.TempDir()
+	tests := []struct {
+		name    string
+		args    []string
+		env     map[string]string
+		want    int64
+		wantErr []string
+	}{
+		{"file", nil, map[string]string{"KILROY_DATA_DIR": good}, 123456, nil},
+		{"variable beats file", nil, map[string]string{"KILROY_DATA_DIR": good, "KILROY_APP_ID": "7"}, 7, nil},
+		{"flag beats file", []string{"--app-id", "8", "--data-dir", good}, nil, 8, nil},
+		{"no file", nil, map[string]string{"KILROY_DATA_DIR": empty}, 0,
+			[]string{"--app-id / KILROY_APP_ID: required", appsetup.FilesIn(empty).AppID(), "does not exist"}},
+		{"file not a number", nil, map[string]string{"KILROY_DATA_DIR": garbled}, 0,
+			[]string{"--app-id / KILROY_APP_ID", appsetup.FilesIn(garbled).AppID(), `"12x"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"KILROY_PRIVATE_KEY_FILE": f.key, "KILROY_WEBHOOK_SECRET": "value-secret-1234"}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			cfg, err := loadServeConfig(tt.args, envOf(env))
+			if tt.wantErr == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if diff := cmp.Diff(cfg.AppID, tt.want); diff != "" {
+					t.Errorf("app id (-got +want):\n%s", diff)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("no error, want one naming %q", tt.wantErr)
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q does not contain %q", err, w)
+				}
+			}
+		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
+	"github.com/kilroy-bot/kilroy-bot/runner/wtpool"
 	"github.com/kilroy-bot/kilroy-bot/runpage"
 	appserver "github.com/kilroy-bot/kilroy-bot/server"
 	"github.com/kilroy-bot/kilroy-bot/webhook"
@@ -46,6 +48,10 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 	if err != nil {
 		return runSide{}, err
 	}
+	pool, err := newWorktreePool(w.Config.DataDir, host, sb != nil)
+	if err != nil {
+		return runSide{}, err
+	}
 	srv, err := appserver.NewServer(appserver.ServerOptions{
 		DataDir: w.Config.DataDir,
 		Queue:   w.Queue,
@@ -63,13 +69,19 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 		NewAgent: newAgentFactory(w, env),
 		Caps:     caps,
 		Logger:   w.Logger,
+		Pool:     pool,
 	})
+	if err != nil {
+		return runSide{}, err
+	}
+	sweep, err := retentionLoop(w.Config, srv, w.App)
 	if err != nil {
 		return runSide{}, err
 	}
 	q := w.Queue
 	return runSide{
-		Sink: queueSink{srv: srv},
+		Background: sweep,
+		Sink:       queueSink{srv: srv},
 		Start: func(ctx context.Context) (func(context.Context) error, error) {
 			// ctx ends when shutdown begins, and cancelling the queue's
 			// context is a hard stop that fails the running runs; the
@@ -98,6 +110,23 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 			return web + "/" + run.Repo + "/commit/" + url.PathEscape(sha)
 		},
 	}, nil
+}
+
+// newWorktreePool is the pool of warm worktrees of pull request runs, in
+// <data-dir>/pool with wtpool's default bounds (2 per repository, 16 in
+// all, an hour idle); its git runs with the data dir's HOME, as the event
+// handlers' does. Without the sandbox there is none (nil): a node could
+// then write the worktree's index and the mirror, which the pool's
+// cleaning trusts, so every run checks out a fresh worktree.
+func newWorktreePool(dataDir string, host map[string]string, sandboxed bool) (*wtpool.Pool, error) {
+	if !sandboxed {
+		return nil, nil
+	}
+	git, err := gitops.New(gitops.Options{PATH: host["PATH"], HomeDir: filepath.Join(dataDir, "home")})
+	if err != nil {
+		return nil, err
+	}
+	return wtpool.New(wtpool.Options{Dir: filepath.Join(dataDir, "pool"), Git: git})
 }
 
 // runSource is what a run tested, linked on GitHub's web root web ("" for

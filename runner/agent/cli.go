@@ -33,7 +33,7 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 			return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: isolated HOME: %v", sel.name, err)), nil
 		}
 		if sel.b.CLI == CLIGemini {
-			if err := geminiSettings(home); err != nil {
+			if err := geminiSettings(home, a.lim); err != nil {
 				return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: isolated HOME: %v", sel.name, err)), nil
 			}
 		}
@@ -47,7 +47,7 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 	run := cliRun{argv: expandArgv(sel, map[string]string{
 		"{prompt_file}": promptPath, "{workspace}": req.Workspace, "{stage_dir}": req.StageDir,
 		"{model}": sel.model, "{reasoning_effort}": sel.effort,
-	})}
+	}, cliConfigArgs(sel.b, a.lim.ProviderRetries))}
 	jail := a.jail(req)
 	run.stdoutPath, run.stderrPath = cliLogPaths(req.StageDir, sel.b.CLI)
 	if err := a.execCLI(sctx, &run, promptPath, req.Workspace, a.cliEnv(req, sel, key, home, jail), jail); err != nil {
@@ -70,9 +70,12 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 	rep := parseCLIOutput(sel.b.CLI, out)
 	if sel.b.CLI == CLIGemini && rep.Error == "" && run.res.ExitCode != 0 {
 		stderr, _ := os.ReadFile(run.stderrPath)
-		rep.Error = geminiStderrError(stderr)
+		rep.Error, rep.Limit = geminiStderrError(stderr)
 	}
 	run.res.TimedOut = run.res.TimedOut || ctx.Err() != nil
+	if run.res.TimedOut && rep.Response == "" && sel.b.CLI == CLIGemini && home != "" {
+		rep.Response = geminiSessionText(home, a.lim.MaxLogBytes)
+	}
 	a.writeCLIRecord(ctx, req, sel, run, rep)
 	if run.res.TimedOut {
 		// Keep what the agent said so far: the engine writes no response
@@ -154,8 +157,11 @@ func (a *Agent) cliOutcome(req attractor.AgentRequest, sel selection, run cliRun
 	case why != "":
 		// Without a class the CLI's words give, the engine infers one from
 		// the reason.
-		return attractor.Outcome{Status: attractor.StatusFail, FailureClass: cliFailureClass(why + "\n" + stderrTail(run.stderrPath)),
-			FailureReason: why, Response: rep.Response}
+		class := cliFailureClass(why + "\n" + stderrTail(run.stderrPath))
+		if class == "" && rep.Retried {
+			class = attractor.ClassTransientInfra
+		}
+		return attractor.Outcome{Status: attractor.StatusFail, FailureClass: class, FailureReason: why, Response: rep.Response}
 	}
 	return finalVerdict(req, rep.Response)
 }
@@ -164,15 +170,16 @@ func (a *Agent) cliOutcome(req attractor.AgentRequest, sel selection, run cliRun
 // {stage_dir}, {model} and {reasoning_effort} anywhere in an argument;
 // {model_args} and {effort_args} as whole arguments, replaced by
 // ModelArgs / EffortArgs when the node has a model / an effort and
-// dropped otherwise, and {config_args} by the flavour's settings (Codex's
-// -c overrides); each is appended at the end when the template lacks it.
-func expandArgv(sel selection, vars map[string]string) []string {
+// dropped otherwise, and {config_args} by config, the flavour's settings
+// (Codex's -c overrides); each is appended at the end when the template
+// lacks it.
+func expandArgv(sel selection, vars map[string]string, config []string) []string {
 	pairs := make([]string, 0, 2*len(vars))
 	for k, v := range vars {
 		pairs = append(pairs, k, v)
 	}
 	r := strings.NewReplacer(pairs...)
-	groups := map[string][]string{"{model_args}": nil, "{effort_args}": nil, "{config_args}": cliConfigArgs(sel.b)}
+	groups := map[string][]string{"{model_args}": nil, "{effort_args}": nil, "{config_args}": config}
 	if sel.model != "" {
 		groups["{model_args}"] = sel.b.ModelArgs
 	}

@@ -4,7 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"path/filepath"
+	"slices"
 	"strings"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 )
 
 // cliReport is what a CLI's output says about its run.
@@ -18,6 +22,11 @@ type cliReport struct {
 	// Unfinished: the CLI's output lacks the closing event its format
 	// always ends with (Claude's "result"): the session was cut short.
 	Unfinished bool
+	// Retried: the CLI retried its model call before it failed (Codex's
+	// "Reconnecting... N/M"). It does so only for a failed request or a
+	// dropped stream; unless a status says otherwise, the provider or the
+	// network failed (Codex names no status for a 5xx).
+	Retried bool
 }
 
 // maxResponse bounds the response kept from a CLI that prints without
@@ -179,11 +188,13 @@ func parseCodex(out []byte) cliReport {
 				Message string `json:"message"`
 			}
 			_ = json.Unmarshal(line, &ev) // the type decoded, so the line is valid JSON
-			if !strings.HasPrefix(ev.Message, "Reconnecting...") {
-				// A reconnect is Codex retrying a dropped stream; if it
-				// gives up, turn.failed follows.
-				r.Error = or(ev.Message, "error")
+			if strings.HasPrefix(ev.Message, "Reconnecting...") {
+				// Codex retrying a failed request or a dropped stream; if
+				// it gives up, turn.failed follows.
+				r.Retried = true
+				return
 			}
+			r.Error = or(ev.Message, "error")
 		}
 	})
 	return r
@@ -230,20 +241,63 @@ func parseGemini(out []byte) cliReport {
 }
 
 // geminiStderrError is the message of the JSON error object the Gemini CLI
-// prints on stderr when it fails, or "".
-func geminiStderrError(stderr []byte) string {
-	i := bytes.IndexByte(stderr, '{')
-	if i < 0 {
+// prints on stderr when it fails, or "", and whether the error is its turn
+// limit (maxSessionTurns). Stack traces and objects of its own come first,
+// so the last object at the start of a line that decodes with an error is
+// the one.
+func geminiStderrError(stderr []byte) (msg string, limit bool) {
+	for end := len(stderr); end >= 0; {
+		i := bytes.LastIndex(stderr[:end], []byte("\n{"))
+		start := i + 1
+		if i < 0 {
+			if !bytes.HasPrefix(stderr, []byte("{")) {
+				return "", false
+			}
+			start = 0
+		}
+		var doc struct {
+			Error *struct {
+				Message string `json:"message"`
+				Type    string `json:"type"`
+			} `json:"error"`
+		}
+		if json.NewDecoder(bytes.NewReader(stderr[start:])).Decode(&doc) == nil && doc.Error != nil {
+			return or(doc.Error.Message, doc.Error.Type), doc.Error.Type == "FatalTurnLimitedError"
+		}
+		if i < 0 {
+			return "", false
+		}
+		end = i
+	}
+	return "", false
+}
+
+// geminiSessionText is what the model said in the Gemini CLI's newest
+// session file under home (.gemini/tmp/PROJECT/chats/session-*.jsonl, one
+// record per line, the model's as type "gemini"), or "". The CLI prints
+// its JSON only when it ends, so this is all that shows what a session
+// killed at its timeout did.
+func geminiSessionText(home string, limit int64) string {
+	files, _ := filepath.Glob(filepath.Join(home, ".gemini", "tmp", "*", "chats", "session-*.jsonl"))
+	if len(files) == 0 {
 		return ""
 	}
-	var doc struct {
-		Error *struct {
-			Message string `json:"message"`
+	slices.Sort(files) // named by start time
+	out, err := safefile.TailPath(files[len(files)-1], limit)
+	if err != nil {
+		return ""
+	}
+	var parts []string
+	jsonLines(out, func(_ string, line []byte) {
+		var rec struct {
 			Type    string `json:"type"`
-		} `json:"error"`
-	}
-	if json.NewDecoder(bytes.NewReader(stderr[i:])).Decode(&doc) != nil || doc.Error == nil {
-		return ""
-	}
-	return or(doc.Error.Message, doc.Error.Type)
+			Content any    `json:"content"`
+		}
+		if json.Unmarshal(line, &rec) == nil && rec.Type == "gemini" {
+			if s, ok := rec.Content.(string); ok && s != "" {
+				parts = append(parts, s)
+			}
+		}
+	})
+	return strings.Join(parts, "\n")
 }

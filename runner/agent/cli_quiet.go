@@ -13,11 +13,14 @@ import (
 // endpoint when the backend sets base_url, and for Claude Code
 // IS_SANDBOX=1 when it runs as root (it refuses
 // --dangerously-skip-permissions for root otherwise; the bot's sandbox, or
-// the operator's container, is the sandbox it asks for).
-func cliFlavourEnv(b Backend, asRoot bool) map[string]string {
+// the operator's container, is the sandbox it asks for). retries is how
+// often the CLI retries a failed model call itself
+// (agents.limits.provider_retries; the backend's env may override it).
+func cliFlavourEnv(b Backend, retries int, asRoot bool) map[string]string {
 	env := map[string]string{}
 	switch b.CLI {
 	case CLIClaude:
+		env["CLAUDE_CODE_MAX_RETRIES"] = strconv.Itoa(retries)
 		env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1"
 		env["DISABLE_AUTOUPDATER"] = "1"
 		if b.BaseURL != "" {
@@ -37,19 +40,24 @@ func cliFlavourEnv(b Backend, asRoot bool) map[string]string {
 }
 
 // cliConfigArgs are Codex's equivalents, which it takes only as -c
-// overrides: no update check or analytics, and base_url as a provider of
-// its own that reads the key from the variable the bot sets.
-func cliConfigArgs(b Backend) []string {
+// overrides: no update check, analytics or plugins (at start Codex syncs
+// its curated plugin list from GitHub, falling back to the vendor's
+// backend: a lookup of api.github.com and chatgpt.com per run), and base_url as a provider of
+// its own that reads the key from the variable the bot sets and retries a
+// request or a dropped stream retries times (the built-in provider's
+// retries cannot be changed).
+func cliConfigArgs(b Backend, retries int) []string {
 	if b.CLI != CLICodex {
 		return nil
 	}
-	args := []string{"-c", "check_for_update_on_startup=false", "-c", "analytics.enabled=false"}
+	args := []string{"-c", "check_for_update_on_startup=false", "-c", "analytics.enabled=false", "-c", "features.plugins=false"}
 	if b.BaseURL == "" {
 		return args
 	}
 	p := "model_providers.kilroy."
 	args = append(args, "-c", p+"name="+strconv.Quote("kilroy"), "-c", p+"base_url="+strconv.Quote(b.BaseURL),
-		"-c", p+"wire_api="+strconv.Quote("responses"))
+		"-c", p+"wire_api="+strconv.Quote("responses"),
+		"-c", p+"request_max_retries="+strconv.Itoa(retries), "-c", p+"stream_max_retries="+strconv.Itoa(retries))
 	if !b.NoKey {
 		args = append(args, "-c", p+"env_key="+strconv.Quote(b.ChildKeyEnv))
 	}
@@ -57,11 +65,20 @@ func cliConfigArgs(b Backend) []string {
 }
 
 // geminiSettings turns off the Gemini CLI's usage statistics and update
-// checks, which only its settings file controls, in the isolated HOME.
-func geminiSettings(home string) error {
+// checks, which only its settings file controls, in the isolated HOME, and
+// selects API-key authentication: without a selected method the CLI picks
+// "gateway" when GOOGLE_GEMINI_BASE_URL is set, which its headless mode
+// then refuses ("Invalid auth method selected", exit 41). With API-key
+// authentication it still takes its endpoint from that variable. Its
+// attempts at a model call are provider_retries+1 (it allows at most 10),
+// its turns max_turns (it has no flag for either).
+func geminiSettings(home string, lim Limits) error {
 	doc := map[string]any{
 		"privacy": map[string]any{"usageStatisticsEnabled": false},
-		"general": map[string]any{"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+		"general": map[string]any{"enableAutoUpdate": false, "enableAutoUpdateNotification": false,
+			"maxAttempts": min(lim.ProviderRetries+1, 10)},
+		"model":    map[string]any{"maxSessionTurns": lim.MaxTurns},
+		"security": map[string]any{"auth": map[string]any{"selectedType": "gemini-api-key"}},
 	}
 	b, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {

@@ -173,6 +173,28 @@ exit 1`,
 			wantReason: []string{"codex exited with code 1: stream disconnected"},
 		},
 		{
+			// Codex 0.169 names no status for a 5xx: it reconnects, then
+			// gives up with its "high demand" message.
+			name:    "codex gives up after reconnecting on 500s",
+			backend: Backend{Kind: KindCLI, CLI: CLICodex},
+			script: `echo '{"type":"turn.started"}'
+echo '{"type":"error","message":"Reconnecting... 1/5 (We’re currently experiencing high demand, which may cause temporary errors.)"}'
+echo '{"type":"error","message":"We’re currently experiencing high demand, which may cause temporary errors."}'
+echo '{"type":"turn.failed","error":{"message":"We’re currently experiencing high demand, which may cause temporary errors."}}'
+exit 1`,
+			wantStatus: attractor.StatusFail, wantClass: attractor.ClassTransientInfra,
+			wantReason: []string{"codex exited with code 1: We’re currently experiencing high demand"},
+		},
+		{
+			// It reconnects on a 401 too; the status decides.
+			name:    "codex gives up after reconnecting on 401s",
+			backend: Backend{Kind: KindCLI, CLI: CLICodex},
+			script: `echo '{"type":"error","message":"Reconnecting... 1/5 (unexpected status 401 Unauthorized: invalid x-api-key, url: http://127.0.0.1:9/v1/responses)"}'
+echo '{"type":"turn.failed","error":{"message":"unexpected status 401 Unauthorized: invalid x-api-key, url: http://127.0.0.1:9/v1/responses"}}'
+exit 1`,
+			wantStatus: attractor.StatusFail, wantClass: attractor.ClassStructural,
+		},
+		{
 			name:    "gemini JSON error on stderr",
 			backend: Backend{Kind: KindCLI, CLI: CLIGemini},
 			script: `cat >&2 <<'J'
@@ -188,6 +210,52 @@ J
 exit 1`,
 			wantStatus: attractor.StatusFail, wantClass: attractor.ClassDeterministic,
 			wantReason: []string{"gemini exited with code 1: [API Error: got status: 400 Bad Request."},
+		},
+		{
+			// Before its JSON error the CLI prints stack traces and
+			// objects of its own: the last object with an error decides.
+			name:    "gemini JSON error after other output on stderr",
+			backend: Backend{Kind: KindCLI, CLI: CLIGemini},
+			script: `cat >&2 <<'J'
+[Routing] NumericalClassifierStrategy failed: _ZodError: [
+  {
+    "code": "invalid_type",
+    "message": "Required"
+  }
+]
+Error when talking to Gemini API TypeError: terminated
+    at Fetch.onAborted (node:internal/deps/undici/undici:11350:53) {
+  [cause]: SocketError: other side closed
+}
+{
+  "session_id": "s-1",
+  "error": {
+    "type": "Error",
+    "message": "terminated",
+    "code": 1
+  }
+}
+J
+exit 1`,
+			wantStatus: attractor.StatusFail, wantClass: attractor.ClassTransientInfra,
+			wantReason: []string{"gemini exited with code 1: terminated"},
+		},
+		{
+			name:    "gemini turn limit",
+			backend: Backend{Kind: KindCLI, CLI: CLIGemini},
+			script: `cat >&2 <<'J'
+{
+  "session_id": "s-1",
+  "error": {
+    "type": "FatalTurnLimitedError",
+    "message": "Reached max session turns for this session. Increase the number of turns by specifying maxSessionTurns in settings.json.",
+    "code": 53
+  }
+}
+J
+exit 53`,
+			wantStatus: attractor.StatusFail, wantClass: attractor.ClassBudgetExhausted,
+			wantReason: []string{"turn limit"},
 		},
 		{
 			name:       "claude turn limit",
@@ -277,6 +345,32 @@ func TestCLITimeouts(t *testing.T) {
 	checkKept(t, req.StageDir)
 }
 
+// Gemini prints its JSON only when it ends: a Gemini session that times
+// out keeps what the model said from the session file it writes as it
+// goes under its HOME.
+func TestGeminiTimeoutKeepsSession(t *testing.T) {
+	deps := fakeCLI(t, "gemini", `d="$HOME/.gemini/tmp/worktree/chats"; mkdir -p "$d"
+cat > "$d/session-1.jsonl" <<'J'
+{"sessionId":"s","kind":"main"}
+{"id":"u","type":"user","content":[{"text":"the prompt"}]}
+{"id":"g1","type":"gemini","content":"halfway","model":"m"}
+{"$set":{"lastUpdated":"t"}}
+{"id":"g2","type":"gemini","content":"there","model":"m"}
+J
+sleep 60`)
+	cfg := Config{Backends: map[string]Backend{"b": {Kind: KindCLI, CLI: CLIGemini}},
+		Limits: Limits{Timeout: Duration(500 * time.Millisecond)}}
+	a := newTestAgent(t, cfg, deps)
+	req := testRequest(t, testWorktree(t), "n")
+	o, err := a.Run(t.Context(), req)
+	if err != nil || o.FailureClass != attractor.ClassTransientInfra || o.Response != "halfway\nthere" {
+		t.Errorf("outcome %+v, %v; want a timeout keeping the model's text", o, err)
+	}
+	if got := readFileT(t, filepath.Join(req.StageDir, "response.md")); got != "halfway\nthere" {
+		t.Errorf("response.md = %q", got)
+	}
+}
+
 func checkKept(t *testing.T, stage string) {
 	t.Helper()
 	rec := readFileT(t, filepath.Join(stage, "agent.json"))
@@ -291,12 +385,12 @@ func checkKept(t *testing.T, stage string) {
 func TestExpandArgv(t *testing.T) {
 	b := Backend{Command: []string{"x", "--in={prompt_file}", "{effort_args}", "-C", "{workspace}"}, ModelArgs: []string{"-m", "{model}"}, EffortArgs: []string{"--effort", "{reasoning_effort}"}}
 	vars := map[string]string{"{prompt_file}": "/s/p.md", "{workspace}": "/w", "{model}": "m1", "{reasoning_effort}": "low"}
-	got := expandArgv(selection{b: b, model: "m1", effort: "low"}, vars)
+	got := expandArgv(selection{b: b, model: "m1", effort: "low"}, vars, nil)
 	want := "x --in=/s/p.md --effort low -C /w -m m1"
 	if strings.Join(got, " ") != want {
 		t.Errorf("argv = %q, want %q", got, want)
 	}
-	if got := expandArgv(selection{b: b}, vars); strings.Join(got, " ") != "x --in=/s/p.md -C /w" {
+	if got := expandArgv(selection{b: b}, vars, nil); strings.Join(got, " ") != "x --in=/s/p.md -C /w" {
 		t.Errorf("argv without model and effort = %q", got)
 	}
 }

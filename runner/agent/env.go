@@ -22,7 +22,7 @@ func (a *Agent) toolEnv(req attractor.AgentRequest) []string {
 func (a *Agent) cliEnv(req attractor.AgentRequest, sel selection, key, home string, jail *sandbox.Jail) []string {
 	spec := a.envSpec(req)
 	spec.HomeOverride = home
-	spec.Extra = cliFlavourEnv(sel.b, jail == nil && os.Geteuid() == 0) // the jail runs it as an ordinary user
+	spec.Extra = cliFlavourEnv(sel.b, a.lim.ProviderRetries, jail == nil && os.Geteuid() == 0) // the jail runs it as an ordinary user
 	maps.Copy(spec.Extra, sel.b.Env)
 	if key != "" {
 		spec.Extra[sel.b.ChildKeyEnv] = key

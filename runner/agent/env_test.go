@@ -65,7 +65,7 @@ func TestEnvironmentParity(t *testing.T) {
 	rest := maps.Clone(cli)
 	delete(rest, "HOME")
 	delete(rest, "ANTHROPIC_API_KEY")
-	for k := range cliFlavourEnv(Backend{CLI: CLIClaude}, true) { // tested in TestCLIFlavourSettings
+	for k := range cliFlavourEnv(Backend{CLI: CLIClaude}, 0, true) { // tested in TestCLIFlavourSettings
 		delete(rest, k)
 	}
 	toolRest := maps.Clone(tool)

@@ -14,6 +14,21 @@
 // branch in the bot's kilroy/run/ namespace that no worktree has checked
 // out) and then its directory. Directories whose name is not a run id are
 // never touched.
+//
+// A server's data dir (Sweep, what serve runs at start and periodically
+// and `kilroy-bot gc --data-dir` on demand) is swept by the server
+// policy's Retention instead, with the run queue as the judge of what is
+// still in use: a run the queue may still work, resume or holds (Queue)
+// keeps its directory and branches, however old. Otherwise a run
+// directory goes when nothing in it changed for Retention.Runs; a run
+// branch kilroy/run/<pipeline>/<run-id> in a mirror when its last
+// checkpoint (or the run's start, the time in its id) is older than
+// Retention.Branches, and on the remote, opted in, after
+// Retention.RemoteBranches; a mirror when nobody fetched into it for
+// Retention.Mirrors and it has no worktree and no active run. After
+// deleting branches the sweep collects the mirror so their objects leave
+// the disk. RemoveTenant deletes what an uninstalled account or removed
+// repository left.
 package gc
 
 import (

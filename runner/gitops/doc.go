@@ -24,6 +24,10 @@
 //   - ChangedSince lists what a run changed for the verify.artifacts
 //     handler; MergeBranches joins parallel branches; Push publishes a run
 //     branch, retrying once against the remote's current tip.
+//   - ParkWorktree and ReuseWorktree let a pull request run's worktree
+//     serve the next run of the repository (runner/wtpool): moved by
+//     rename, its registration rewritten, its index checked, cleaned and
+//     reset so it equals a fresh checkout, writing only changed files.
 //   - Since nothing collects garbage on its own, MaintainMirror runs
 //     `git gc` on a mirror past git's auto-gc limits, and
 //     DeleteUnusedRunBranch undoes the branch of a run that failed before

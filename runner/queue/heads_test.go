@@ -19,8 +19,10 @@ func TestHeadsOfPR(t *testing.T) {
 		if _, err := q.EnqueueRuns(ctx, []PRHead{{Repo: "fork/gated", PR: pr, HeadSHA: sha}}, nil); err != nil {
 			t.Fatal(err)
 		}
-		// Poll until the clock has moved on, so the next head is later.
-		for time.Now().Truncate(time.Millisecond).Equal(before) {
+		// Poll until the clock has moved on from the moment the head was
+		// recorded (at most now), so the next head is later.
+		recorded := time.Now().Truncate(time.Millisecond)
+		for time.Now().Truncate(time.Millisecond).Equal(recorded) {
 		}
 		return before
 	}

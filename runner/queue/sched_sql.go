@@ -66,18 +66,20 @@ func newSchedQueries(d dialect) schedQueries {
 			UNION ALL
 			SELECT 2, installation_id, '', last_started FROM sched_installations
 			WHERE installation_id IN (SELECT installation_id FROM sched WHERE dispatched_at = 0)`,
-		// Dispatches the oldest queued run of a repository.
+		// Dispatches the oldest queued run of a repository; runs queued in
+		// the same millisecond go in insertion order (River's job id: a
+		// run id's ULID is random within its millisecond).
 		dispatch: d.rebind(`UPDATE sched SET dispatched_at = ?, dispatched_by = ?, waiting = ''
 			WHERE run_id = (SELECT s.run_id` + unfinishedSched +
 			`WHERE s.dispatched_at = 0 AND s.installation_id = ? AND s.repo = ? AND r.state = 'queued'
-				ORDER BY s.queued_at, s.run_id LIMIT 1)
+				ORDER BY s.queued_at, s.job_id LIMIT 1)
 			RETURNING run_id, job_id`),
 		touch: d.rebind(`INSERT INTO sched_installations (installation_id, last_started) VALUES (?, ?)
 			ON CONFLICT (installation_id) DO UPDATE SET last_started = excluded.last_started`),
 		// The runs of a group not yet told why they wait.
 		capped: d.rebind(`SELECT s.run_id` + unfinishedSched +
 			`WHERE s.dispatched_at = 0 AND s.installation_id = ? AND s.repo = ? AND r.state = 'queued'
-			AND s.waiting <> ? ORDER BY s.queued_at, s.run_id`),
+			AND s.waiting <> ? ORDER BY s.queued_at, s.job_id`),
 		markWaiting: d.rebind(`UPDATE sched SET waiting = ? WHERE run_id = ? AND dispatched_at = 0`),
 		untold:      d.rebind(`UPDATE sched SET waiting = '' WHERE run_id = ? AND waiting = ?`),
 	}

@@ -65,7 +65,9 @@ func (j *Jail) plan(env []string) ([]mount, error) {
 	}
 	ms = append(ms, mount{kind: mTmpfs, dst: "/tmp"}, mount{kind: mSymlink, src: "/tmp", dst: "/var/tmp"})
 	if home, ok := Lookup(env, "HOME"); ok && filepath.IsAbs(home) && home != "/" {
-		ms = append(ms, mount{kind: mTmpfs, dst: s.paths.resolve(home).canon})
+		if h := s.paths.resolve(home).canon; !j.writable(h) {
+			ms = append(ms, mount{kind: mTmpfs, dst: h})
+		}
 	}
 	path, _ := Lookup(env, "PATH")
 	for _, d := range filepath.SplitList(path) {
@@ -98,6 +100,19 @@ func (j *Jail) plan(env []string) ([]mount, error) {
 	}
 	ms = append(ms, git...)
 	return order(ms), nil
+}
+
+// writable reports whether p is inside one of the Writable directories: a
+// HOME there (an agent CLI's isolated HOME under its stage directory) is
+// shown as it is, with what the bot prepared in it, instead of a private
+// tmpfs that would hide it. Any other HOME (the host's) stays hidden.
+func (j *Jail) writable(p string) bool {
+	for _, d := range j.Writable {
+		if d != "" && within(p, j.Sandbox.paths.resolve(d).canon) {
+			return true
+		}
+	}
+	return false
 }
 
 // bind adds a bind of d when it is an absolute path that exists, as far

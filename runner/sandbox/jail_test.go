@@ -358,9 +358,10 @@ func TestJailNetwork(t *testing.T) {
 func TestNamespaceHint(t *testing.T) {
 	for msg, want := range map[string]string{
 		"bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces": "kernel.unprivileged_userns_clone=1",
-		"bwrap: setting up uid map: Permission denied":                  "apparmor_restrict_unprivileged_userns",
-		"bwrap: Failed to make / slave: Operation not permitted":        "seccomp=unconfined",
-		"bwrap: Creating new namespace failed: Operation not permitted": "user.max_user_namespaces",
+		"bwrap: setting up uid map: Permission denied":                      "apparmor_restrict_unprivileged_userns",
+		"bwrap: Failed to make / slave: Operation not permitted":            "seccomp=unconfined",
+		"bwrap: Can't mount proc on /newroot/proc: Operation not permitted": "systempaths=unconfined",
+		"bwrap: Creating new namespace failed: Operation not permitted":     "user.max_user_namespaces",
 	} {
 		if got := namespaceHint(msg); !strings.Contains(got, want) {
 			t.Errorf("namespaceHint(%q) = %q, want it to name %q", msg, got, want)
@@ -441,5 +442,33 @@ func TestJailDev(t *testing.T) {
 		"MOUNT /dev/null\nMOUNT /dev/zero\nMOUNT /dev/full\nMOUNT /dev/urandom\n"
 	if diff := cmp.Diff(out.String(), want); diff != "" {
 		t.Errorf("/dev in the jail (-got +want):\n%s", diff)
+	}
+}
+
+// A HOME inside a writable directory (an agent CLI's isolated HOME under
+// its stage directory) is that directory's, not a private tmpfs: what the
+// bot prepared there (settings) is seen, and what the process writes
+// there stays with the stage. The host's own HOME stays hidden.
+func TestJailHomeInsideWritableDir(t *testing.T) {
+	s := newTestSandbox(t, Config{})
+	stage := t.TempDir()
+	home := filepath.Join(stage, "home")
+	os.MkdirAll(filepath.Join(home, ".cli"), 0o700)
+	os.WriteFile(filepath.Join(home, ".cli", "settings.json"), []byte("prepared\n"), 0o600)
+	j := &Jail{Sandbox: s, Workspace: t.TempDir(), Writable: []string{stage}}
+	env := NodeEnv(EnvSpec{Host: map[string]string{"PATH": HostEnv()["PATH"], "HOME": HostEnv()["HOME"]}, HomeOverride: home})
+	var out bytes.Buffer
+	res, err := Run(context.Background(), Cmd{Argv: []string{"sh", "-c", `
+		[ "$(hostname)" = kilroy-sandbox ] || { echo UNJAILED; exit 99; }
+		cat "$HOME/.cli/settings.json"; echo session > "$HOME/.cli/session.log"`},
+		Dir: j.Workspace, Env: env, Stdout: &out, Stderr: &out, Jail: j})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("Run: %v, exit %d: %s", err, res.ExitCode, out.String())
+	}
+	if out.String() != "prepared\n" {
+		t.Errorf("the process read %q from its HOME, want the prepared settings", out.String())
+	}
+	if b, err := os.ReadFile(filepath.Join(home, ".cli", "session.log")); string(b) != "session\n" {
+		t.Errorf("what the process wrote in its HOME: %q, %v; want it kept in the stage directory", b, err)
 	}
 }

@@ -41,10 +41,15 @@ func namespaceHint(msg string) string {
 		strings.Contains(msg, "setting up uid map"), strings.Contains(msg, "Creating new namespace failed"):
 		return "; user namespaces are off or restricted: set sysctl kernel.unprivileged_userns_clone=1 and " +
 			"user.max_user_namespaces>0 (Ubuntu 24.04+: kernel.apparmor_restrict_unprivileged_userns=0, or an AppArmor profile for bwrap); " +
-			"in a container, run with --security-opt seccomp=unconfined --security-opt apparmor=unconfined (docs/serve.md, Sandbox)"
+			"in a container, run with --security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined (docs/serve.md, Sandbox)"
+	case strings.Contains(msg, "Can't mount proc"):
+		// The runtime's masked /proc paths (kcore, keys, sys...) forbid a
+		// fresh proc in a new namespace, whatever seccomp allows.
+		return "; the container masks parts of /proc, so bubblewrap cannot mount its own: run with " +
+			"--security-opt systempaths=unconfined as well as seccomp=unconfined and apparmor=unconfined (docs/serve.md, Sandbox)"
 	case strings.Contains(msg, "Operation not permitted"):
 		return "; the container runtime forbids mounts in new namespaces: run with --security-opt seccomp=unconfined " +
-			"--security-opt apparmor=unconfined, or with podman (docs/serve.md, Sandbox)"
+			"--security-opt apparmor=unconfined --security-opt systempaths=unconfined (docs/serve.md, Sandbox)"
 	}
 	return ""
 }

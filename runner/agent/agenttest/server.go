@@ -115,6 +115,17 @@ func New(t testing.TB, turns ...Turn) *Server {
 	return s
 }
 
+// Reset replaces the script with turns (at least one) and forgets the
+// requests received, so that one server serves test cases in turn.
+func (s *Server) Reset(turns ...Turn) {
+	if len(turns) == 0 {
+		panic("agenttest: Reset with no turns")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.turns, s.next, s.reqs = turns, 0, nil
+}
+
 // Requests returns what the server has received so far.
 func (s *Server) Requests() []Request {
 	s.mu.Lock()

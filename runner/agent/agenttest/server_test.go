@@ -245,3 +245,24 @@ func TestFaults(t *testing.T) {
 }
 
 func errorsAs(err error, target any) bool { return errors.As(err, target) }
+
+// Reset gives a server a new script: the next request takes its first
+// turn, and what came before is forgotten.
+func TestReset(t *testing.T) {
+	srv := agenttest.New(t, agenttest.Text("first script"))
+	ask := func() string {
+		c := anthropic.NewClient(aoption.WithoutEnvironmentDefaults(), aoption.WithBaseURL(srv.URL), aoption.WithAPIKey("k"), aoption.WithMaxRetries(0))
+		msg, err := c.Messages.New(t.Context(), anthropic.MessageNewParams{Model: "m", MaxTokens: 10,
+			Messages: []anthropic.MessageParam{anthropic.NewUserMessage(anthropic.NewTextBlock("hi"))},
+			Tools:    []anthropic.ToolUnionParam{{OfTool: &anthropic.ToolParam{Name: "shell", InputSchema: anthropic.ToolInputSchemaParam{}}}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return msg.Content[0].Text
+	}
+	ask()
+	srv.Reset(agenttest.Text("second script"), agenttest.Text("second turn"))
+	if got := []any{ask(), srv.Calls(), len(srv.Requests())}; !cmp.Equal(got, []any{"second script", 1, 1}) {
+		t.Errorf("after Reset: answer, calls, requests = %v; want the new script's first turn and one request", got)
+	}
+}

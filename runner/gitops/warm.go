@@ -1,0 +1,216 @@
+package gitops
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrNotReusable marks a worktree that cannot be made clean with
+// certainty (an index with flags or extensions a fresh checkout has not,
+// a registration that is gone): it must be removed, not reused.
+var ErrNotReusable = errors.New("worktree not reusable")
+
+// parkedLock is the reason in the lock file of a parked worktree. A
+// locked registration survives `git worktree prune`, which another run's
+// AddWorktree may run while a parked worktree moves.
+const parkedLock = "kilroy-bot: warm worktree\n"
+
+// ParkWorktree takes the linked worktree of repoDir at worktreeDir out of
+// its run: it moves it to parkedDir (a rename, so on the same
+// filesystem), locks its registration, detaches it from the run branch
+// and makes it a clean checkout of at (the run's start commit: the next
+// run of the pull request is likely close to it), so that ReuseWorktree
+// has little left to do. On error the worktree may be anywhere between
+// the two paths; remove both with RemoveWorktree.
+func (g *Git) ParkWorktree(ctx context.Context, repoDir, worktreeDir, parkedDir, at string) error {
+	sha, err := g.ResolveRef(ctx, repoDir, at)
+	if err != nil {
+		return fmt.Errorf("gitops: park worktree: %w", err)
+	}
+	admin, err := g.registration(ctx, repoDir, worktreeDir)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(admin, "locked"), []byte(parkedLock), 0o644); err != nil {
+		return fmt.Errorf("gitops: park worktree: %w", err)
+	}
+	if err := move(admin, worktreeDir, parkedDir); err != nil {
+		return err
+	}
+	if err := g.scrub(ctx, admin, parkedDir, sha, sha); err != nil {
+		return fmt.Errorf("gitops: park worktree %s: %w", worktreeDir, err)
+	}
+	return nil
+}
+
+// ReuseWorktree moves the worktree ParkWorktree left at parkedDir to
+// worktreeDir and makes it a checkout of startSHA on branch, as
+// AddWorktree would: branch is created, or reset when it exists. Only
+// the files that differ between the parked checkout and startSHA are
+// written. Before that it is cleaned again, so nothing of the run that
+// used it last is left: see scrub.
+func (g *Git) ReuseWorktree(ctx context.Context, repoDir, parkedDir, worktreeDir, branch, startSHA string) error {
+	if err := g.checkRunBranch(ctx, repoDir, branch); err != nil {
+		return err
+	}
+	if !isSHA(startSHA) {
+		sha, err := g.ResolveRef(ctx, repoDir, startSHA)
+		if err != nil {
+			return fmt.Errorf("gitops: reuse worktree: start commit: %w", err)
+		}
+		startSHA = sha
+	}
+	admin, err := g.registration(ctx, repoDir, parkedDir)
+	if err != nil {
+		return err
+	}
+	if err := move(admin, parkedDir, worktreeDir); err != nil {
+		return err
+	}
+	if err := g.scrub(ctx, admin, worktreeDir, "ref: refs/heads/"+branch, startSHA); err != nil {
+		return fmt.Errorf("gitops: reuse worktree for %s: %w", branch, err)
+	}
+	if err := os.Remove(filepath.Join(admin, "locked")); err != nil {
+		return fmt.Errorf("gitops: reuse worktree: unlock: %w", err)
+	}
+	return nil
+}
+
+// registration is the admin directory (<common>/worktrees/<id>) of the
+// worktree at dir, found from the repository's side: the worktree's own
+// .git file is the node's to rewrite and is not trusted.
+func (g *Git) registration(ctx context.Context, repoDir, dir string) (string, error) {
+	common, err := g.runStr(ctx, call{dir: repoDir, readOnly: true,
+		args: []string{"rev-parse", "--path-format=absolute", "--git-common-dir"}})
+	if err != nil {
+		return "", fmt.Errorf("gitops: find the git directory of %s: %w", repoDir, err)
+	}
+	admin, ok := adminDirOf(common, dir)
+	if !ok {
+		return "", fmt.Errorf("gitops: %s is not a worktree of %s: %w", dir, repoDir, ErrNotReusable)
+	}
+	return admin, nil
+}
+
+// move renames the worktree registered at admin; a symlink or file in
+// its place is refused, since everything after writes into it. The
+// registration names the new path first: if the bot dies between the two,
+// the registration is of the path that a run's clean-up (RemoveWorktree,
+// AddWorktree) unlocks and prunes.
+func move(admin, from, to string) error {
+	fi, err := os.Lstat(from)
+	if err != nil {
+		return fmt.Errorf("gitops: move worktree: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("gitops: move worktree: %s is not a directory: %w", from, ErrNotReusable)
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return fmt.Errorf("gitops: move worktree: %w", err)
+	}
+	if err := writeGitdir(admin, to); err != nil {
+		return fmt.Errorf("gitops: move worktree: %w", err)
+	}
+	if err := os.Rename(from, to); err != nil {
+		return errors.Join(fmt.Errorf("gitops: move worktree: %w", err), writeGitdir(admin, from))
+	}
+	return nil
+}
+
+// writeGitdir registers the worktree at dir in its registration admin.
+func writeGitdir(admin, dir string) error {
+	return os.WriteFile(filepath.Join(admin, "gitdir"), []byte(filepath.Join(dir, ".git")+"\n"), 0o644)
+}
+
+// scrub makes the worktree at dir, registered at admin, a clean checkout
+// of sha with HEAD set to head (a symbolic ref or a commit id), leaving
+// nothing a run wrote:
+//
+//   - the worktree's .git file is written anew, whatever a node put there;
+//   - the registration keeps only its index (checked by checkIndex) and
+//     lock; HEAD, commondir and gitdir are written anew and every other
+//     file (config.worktree, info/sparse-checkout, MERGE_HEAD, rebase
+//     state, logs, refs) is removed;
+//   - nested .git entries, hard links and odd permissions go (tidyTree:
+//     git's reset cannot see them, since it compares content and the
+//     executable bit only, and a checkpoint's status already recorded
+//     the stat data of a file whose mode or links a node changed; parking
+//     and reusing both walk every file, so a process that outlived its
+//     run and wrote into a parked worktree is undone too);
+//   - `git clean -ffdx` removes untracked and ignored files and nested
+//     repositories, and `git reset --hard` restores tracked files and
+//     moves to sha, writing only the files that differ.
+//
+// The index's stat data is trusted, which is what spares rewriting
+// unchanged files: a node cannot forge a changed file's ctime, and in the
+// sandbox it cannot write the registration (mounted read-only), so a file
+// it touched always looks changed to git. The repository's common
+// directory (config, hooks, info/) is not the worktree's: a node reaches
+// it no more than a fresh worktree's. Without the sandbox
+// (--insecure-no-sandbox) nodes can write both, as everything else the
+// bot owns.
+func (g *Git) scrub(ctx context.Context, admin, dir, head, sha string) error {
+	if err := resetRegistration(admin, dir, head); err != nil {
+		return err
+	}
+	if err := checkIndex(filepath.Join(admin, "index")); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotReusable, err)
+	}
+	if err := tidyTree(dir); err != nil {
+		return fmt.Errorf("tidy: %w", err)
+	}
+	c := call{dir: dir, pinned: true, config: []string{"core.untrackedCache=false", "core.sparseCheckout=false"}}
+	c.args = []string{"clean", "-ffdxq"}
+	if _, err := g.run(ctx, c); err != nil {
+		return err
+	}
+	c.args = []string{"reset", "--hard", "--quiet", "--no-recurse-submodules", sha}
+	if _, err := g.run(ctx, c); err != nil {
+		return err
+	}
+	// reset records the commit it left, the parked one, as ORIG_HEAD; a
+	// fresh worktree's names its own start (worktree add resets too).
+	return os.WriteFile(filepath.Join(admin, "ORIG_HEAD"), []byte(sha+"\n"), 0o644)
+}
+
+// keptInRegistration are the files of a worktree's registration that
+// survive a scrub: the index (checked after) and the lock.
+var keptInRegistration = map[string]bool{"index": true, "locked": true}
+
+// resetRegistration rewrites the worktree's .git file and its
+// registration's HEAD, commondir and gitdir, and removes every other
+// entry of the registration.
+func resetRegistration(admin, dir, head string) error {
+	if err := os.RemoveAll(filepath.Join(dir, ".git")); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: "+admin+"\n"), 0o644); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(admin)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if keptInRegistration[e.Name()] && e.Type().IsRegular() {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(admin, e.Name())); err != nil {
+			return err
+		}
+	}
+	files := map[string]string{
+		"HEAD":      strings.TrimSpace(head) + "\n",
+		"commondir": "../..\n",
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(admin, name), []byte(body), 0o644); err != nil {
+			return err
+		}
+	}
+	return writeGitdir(admin, dir)
+}
