@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -418,7 +419,7 @@ func TestJailProgramFromNodeModules(t *testing.T) {
 
 // The jail's /dev has the devices programs use, the descriptor links and a
 // writable /dev/shm, and nothing of the host's devices; it costs no mount
-// besides the four device binds.
+// besides the four device binds and /dev/shm's tmpfs.
 func TestJailDev(t *testing.T) {
 	s := newTestSandbox(t, Config{})
 	j := &Jail{Sandbox: s, Workspace: t.TempDir()}
@@ -439,7 +440,7 @@ func TestJailDev(t *testing.T) {
 	}
 	want := "null\nzero\nrandom\nfull\nfd\nstdout\nshm\n" +
 		"fd full null random shm stderr stdin stdout urandom zero \n" +
-		"MOUNT /dev/null\nMOUNT /dev/zero\nMOUNT /dev/full\nMOUNT /dev/urandom\n"
+		"MOUNT /dev/null\nMOUNT /dev/zero\nMOUNT /dev/full\nMOUNT /dev/urandom\nMOUNT /dev/shm\n"
 	if diff := cmp.Diff(out.String(), want); diff != "" {
 		t.Errorf("/dev in the jail (-got +want):\n%s", diff)
 	}
@@ -470,5 +471,31 @@ func TestJailHomeInsideWritableDir(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(home, ".cli", "session.log")); string(b) != "session\n" {
 		t.Errorf("what the process wrote in its HOME: %q, %v; want it kept in the stage directory", b, err)
+	}
+}
+
+// Nothing but the mounts made for it is writable in the jail: bwrap's root
+// tmpfs (the kernel's default size, half the host's memory) is read-only,
+// and /dev/shm holds at most shmMax bytes, so a node without a memory
+// cgroup cannot turn either into memory without a bound.
+func TestJailRootIsReadOnly(t *testing.T) {
+	s := newTestSandbox(t, Config{})
+	j := &Jail{Sandbox: s, Workspace: t.TempDir()}
+	var out bytes.Buffer
+	res, err := Run(context.Background(), Cmd{Argv: []string{"bash", "-c", `
+		[ "$(hostname)" = kilroy-sandbox ] || { echo UNJAILED; exit 99; }
+		for d in / /dev /proc/.. /nonexistent-parent; do
+			mkdir -p "$d/x" 2>/dev/null && echo "WROTE $d"
+		done
+		{ echo x > /x; } 2>/dev/null && echo "WROTE /x"
+		echo tmp > /tmp/x && echo tmp
+		head -c $((` + strconv.Itoa(shmMax) + ` - 1048576)) /dev/zero > /dev/shm/fits && echo shm
+		head -c 2097152 /dev/zero > /dev/shm/over 2>/dev/null || echo shm-full`},
+		Dir: j.Workspace, Env: jailEnv(), Stdout: &out, Stderr: &out, Jail: j})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("Run: %v, exit %d:\n%s", err, res.ExitCode, out.String())
+	}
+	if diff := cmp.Diff(out.String(), "tmp\nshm\nshm-full\n"); diff != "" {
+		t.Errorf("writes in the jail (-got +want):\n%s", diff)
 	}
 }
