@@ -499,3 +499,32 @@ func TestJailRootIsReadOnly(t *testing.T) {
 		t.Errorf("writes in the jail (-got +want):\n%s", diff)
 	}
 }
+
+// A link a node planted in a directory it may write (a shared cache) where
+// a cache or PATH directory of a later jail will be looked up does not
+// make that jail bind what the link points to, a host directory no jail
+// may show, nor make the bot create a directory there.
+func TestJailRefusesPlantedLinks(t *testing.T) {
+	s := newTestSandbox(t, Config{})
+	host := t.TempDir() // not shown in any jail: the jail's /tmp is its own
+	if err := os.WriteFile(filepath.Join(host, "secret"), []byte("HOST-SECRET\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(t.TempDir(), "gopath")
+	j := &Jail{Sandbox: s, Workspace: t.TempDir(), Caches: []string{cache}}
+	// The first node plants links where GOMODCACHE and GOPATH/bin would be.
+	if res, out := jailRun(t, context.Background(), j,
+		`ln -s `+host+` `+cache+`/pkg && ln -s `+host+` `+cache+`/bin && echo planted`); res.ExitCode != 0 || !strings.Contains(out, "planted") {
+		t.Fatalf("planting: exit %d: %s", res.ExitCode, out)
+	}
+	next := &Jail{Sandbox: s, Workspace: t.TempDir(), Caches: []string{cache, cache + "/pkg/mod"},
+		ReadOnly: []string{cache + "/bin"}}
+	res, out := jailRun(t, context.Background(), next,
+		`cat `+host+`/secret 2>/dev/null; cat `+cache+`/pkg/mod/../secret 2>/dev/null; ls `+host+` 2>/dev/null; echo done`)
+	if res.ExitCode != 0 || strings.Contains(out, "HOST-SECRET") || strings.Contains(out, "secret") {
+		t.Errorf("the next jail shows the host directory a node linked to (exit %d):\n%s", res.ExitCode, out)
+	}
+	if _, err := os.Stat(filepath.Join(host, "mod")); err == nil {
+		t.Errorf("the bot made %s/mod through the planted link", host)
+	}
+}
