@@ -192,7 +192,9 @@ var codexCLI = cliUnderTest{
 	adjust: func(tc *cliCase) string {
 		switch tc.name {
 		case "turn limit":
-			return "codex exec has no turn limit (no flag, no setting); the node's timeout bounds it"
+			// Codex has no turn limit of its own; the bot stops it from
+			// its event stream once its tool call would start turn 2.
+			tc.maxTurns = 1
 		case "HTTP 500 always": // Codex names no status for a 5xx or a 400
 			tc.wantReason = "high demand"
 		case "HTTP 400":
