@@ -19,10 +19,19 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 )
 
-// fakeQueue answers Active from a set; err fails every call.
+// fakeQueue answers Active from a set; err fails every call. Its sweep
+// lock is free unless held is set (another process is sweeping).
 type fakeQueue struct {
 	active map[string]bool
 	err    error
+	held   bool
+}
+
+func (q fakeQueue) TrySweepLock(context.Context) (func(), bool, error) {
+	if q.held {
+		return nil, false, nil
+	}
+	return func() {}, true, nil
 }
 
 func (q fakeQueue) Active(_ context.Context, ids []string) (map[string]bool, error) {
@@ -251,5 +260,24 @@ func TestSweepWithoutQueueDeletesNothing(t *testing.T) {
 	}
 	if diff := cmp.Diff(d.state(), before); diff != "" || len(res.Runs)+len(res.Branches)+len(res.Mirrors) > 0 {
 		t.Errorf("the sweep deleted %+v without the queue (-got +want):\n%s", res, diff)
+	}
+}
+
+// TestSweepSkipsWhileAnotherSweeps: while another process sharing the
+// queue holds the sweep lock, a sweep deletes nothing and says it skipped.
+func TestSweepSkipsWhileAnotherSweeps(t *testing.T) {
+	d := newServerData(t)
+	d.run(runIDAt(time.Now()), time.Now(), 1024)
+	before := d.state()
+	res, err := gc.Sweep(context.Background(), gc.SweepOptions{DataDir: d.dir, Queue: fakeQueue{held: true},
+		Git: d.g, Retention: gc.DefaultRetention(), Now: func() time.Time { return sweepNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(res, gc.Swept{Skipped: true}); diff != "" {
+		t.Errorf("Sweep (-got +want):\n%s", diff)
+	}
+	if diff := cmp.Diff(d.state(), before); diff != "" {
+		t.Errorf("the sweep deleted while another held the lock (-got +want):\n%s", diff)
 	}
 }
