@@ -47,6 +47,9 @@ type SweepOptions struct {
 	LockMirror func(dir string) (unlock func())
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// DryRun lists in Swept what the sweep would delete and deletes,
+	// collects and locks nothing.
+	DryRun bool
 
 	lockedByServer bool // LockMirror was given
 }
@@ -73,8 +76,9 @@ const unlockedPruneExpire = time.Hour
 // Sweep removes from a server's data dir what its retention let expire:
 // finished runs' directories, their branches in the mirrors and, when
 // opted in, on the remotes, and mirrors nobody used; then it collects the
-// mirrors it deleted branches in. It deletes nothing of a run the queue
-// calls active, and never a branch outside kilroy/run/. One process
+// mirrors it deleted branches in (DryRun: it lists what it would delete).
+// It deletes nothing of a run the queue calls active, and never a branch
+// outside kilroy/run/. One process
 // sharing the queue sweeps at a time (the queue's sweep lock, held for the
 // pass): when another holds it, Sweep does nothing and says Skipped. An
 // error is for a queue that cannot answer (nothing is deleted then) or an
@@ -84,15 +88,17 @@ func Sweep(ctx context.Context, o SweepOptions) (Swept, error) {
 	if o.Git == nil || o.Queue == nil {
 		return res, errors.New("gc: sweep needs a git and a queue")
 	}
-	unlock, ok, err := o.Queue.TrySweepLock(ctx)
-	if err != nil {
-		return res, fmt.Errorf("gc: sweep lock: %w", err)
+	if !o.DryRun {
+		unlock, ok, err := o.Queue.TrySweepLock(ctx)
+		if err != nil {
+			return res, fmt.Errorf("gc: sweep lock: %w", err)
+		}
+		if !ok {
+			res.Skipped = true
+			return res, nil
+		}
+		defer unlock()
 	}
-	if !ok {
-		res.Skipped = true
-		return res, nil
-	}
-	defer unlock()
 	if o.Now == nil {
 		o.Now = time.Now
 	}
@@ -144,6 +150,10 @@ func sweepRuns(ctx context.Context, o SweepOptions, res *Swept) error {
 	for _, id := range ids {
 		dir := filepath.Join(runsDir, id)
 		if !expired(lastChange(dir), now, o.Retention.Runs, active[id]) {
+			continue
+		}
+		if o.DryRun {
+			res.Runs = append(res.Runs, id)
 			continue
 		}
 		if err := removeRunDir(ctx, o, dir); err != nil {
