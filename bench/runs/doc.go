@@ -29,8 +29,10 @@
 // off by default (retention.remote_branches).
 //
 // Reported: runs/s (all runs over the time the two batches took, the wait
-// between them left out), p50-ms and p99-ms from a delivery's Accept to the
-// end of its run's handler, and for all data dirs together, before and
+// between them left out); p50-ms and p99-ms from a delivery's Accept to the
+// end of its run's handler, which for a batch delivered at once is mostly
+// the wait in the queue; run-p50-ms and run-p99-ms, the run handler alone;
+// and for all data dirs together, before and
 // after the sweep, bytes (every file: mirrors, run dirs, the SQLite
 // database, which grows a little with the sweep's queries), run-bytes (the
 // files in runs/), rundirs and branches (run branches in the mirrors).

@@ -26,12 +26,14 @@ type replica struct {
 	srv     *server.Server
 }
 
-// finished is what the run handlers report: a run id, when its handler
-// returned and the run's pull request (repo#pr), or its error.
+// finished is what the run handlers report: the run's pull request
+// (repo#pr), its id, when its handler returned and how long it took, and
+// its error.
 type finished struct {
 	key   string
 	runID string
 	at    time.Time
+	took  time.Duration
 	err   error
 }
 
@@ -67,8 +69,9 @@ func startReplica(b *testing.B, gh *ghapptest.Server, app *ghapp.App, opts queue
 	h := r.srv.Handlers()
 	run := h.Run
 	h.Run = func(ctx context.Context, job queue.RunJob) error {
+		start := time.Now()
 		err := run(ctx, job)
-		done <- finished{key: prKey(job.Repo, job.PR), runID: job.RunID, at: time.Now(), err: err}
+		done <- finished{key: prKey(job.Repo, job.PR), runID: job.RunID, at: time.Now(), took: time.Since(start), err: err}
 		return err
 	}
 	if err := q.StartHandlers(ctx, h); err != nil {

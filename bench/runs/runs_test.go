@@ -45,6 +45,7 @@ type bench struct {
 	done     chan finished
 	accepted map[string]time.Time // by pull request key
 	latency  []time.Duration      // Accept to the end of the run's handler
+	handler  []time.Duration      // the run's handler alone
 	runIDs   map[string]string    // pull request key → run id
 }
 
@@ -107,6 +108,7 @@ func (bn *bench) batch(pulls []pull) []string {
 			}
 			bn.runIDs[f.key] = f.runID
 			bn.latency = append(bn.latency, f.at.Sub(bn.accepted[f.key]))
+			bn.handler = append(bn.handler, f.took)
 			ids = append(ids, f.runID)
 		case <-deadline:
 			b.Fatalf("%d of %d runs ended within %s", len(ids), len(pulls), runWait)
@@ -151,13 +153,18 @@ func (bn *bench) checkChecks(gh *ghapptest.Server) {
 	}
 }
 
-// report reports throughput and latency.
+// report reports throughput and latencies.
 func (bn *bench) report(took time.Duration) {
-	lat := slices.Clone(bn.latency)
-	slices.Sort(lat)
-	bn.b.ReportMetric(float64(len(lat))/took.Seconds(), "runs/s")
-	bn.b.ReportMetric(ms(lat[len(lat)/2]), "p50-ms")
-	bn.b.ReportMetric(ms(lat[len(lat)*99/100]), "p99-ms")
+	bn.b.ReportMetric(float64(len(bn.latency))/took.Seconds(), "runs/s")
+	for _, l := range []struct {
+		prefix string
+		d      []time.Duration
+	}{{"", bn.latency}, {"run-", bn.handler}} {
+		d := slices.Clone(l.d)
+		slices.Sort(d)
+		bn.b.ReportMetric(ms(d[len(d)/2]), l.prefix+"p50-ms")
+		bn.b.ReportMetric(ms(d[len(d)*99/100]), l.prefix+"p99-ms")
+	}
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
