@@ -20,11 +20,14 @@ ARG RUNTIME_BASE=debian:${DEBIAN}-slim
 FROM ${BUILD_BASE} AS build
 WORKDIR /src
 COPY go.mod go.sum ./
-RUN go mod download
+# Cache mounts keep modules and compiled packages between builds (BuildKit,
+# podman): a rebuild compiles only what changed, not all of SQLite again.
+RUN --mount=type=cache,target=/go/pkg/mod go mod download
 # The whole checkout, .git included: the go command stamps the version and
 # commit (kilroy-bot version, kilroy_build_info) from it.
 COPY . .
-RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/kilroy-bot ./cmd/kilroy-bot \
+RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
+    CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/kilroy-bot ./cmd/kilroy-bot \
  && /out/kilroy-bot version
 
 FROM ${RUNTIME_BASE}

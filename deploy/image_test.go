@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/kilroy-bot/kilroy-bot/appsetup"
 )
 
@@ -81,6 +79,7 @@ func TestImage(t *testing.T) {
 	}
 	eng := engine(t)
 	tag := fmt.Sprintf("kilroy-bot-image-test:%d", os.Getpid())
+	noImagesLeft(t, eng)
 	build := exec.CommandContext(t.Context(), eng, buildArgs(t, eng, tag)...)
 	if out, err := build.CombinedOutput(); err != nil {
 		if baseImageUnreachable(string(out)) {
@@ -97,7 +96,8 @@ func TestImage(t *testing.T) {
 		!strings.HasPrefix(string(out), "kilroy-bot ") {
 		t.Errorf("%s run %s version: %v\n%s", eng, tag, err, out)
 	}
-	volume := dataVolume(t, eng, tag)
+	volume := strings.NewReplacer(":", "-").Replace(tag) + "-data"
+	storeApp(t, eng, tag, volume)
 	security := composeSecurityOpts(t)
 	if out, err := exec.CommandContext(t.Context(), eng, serveArgs(tag, volume, nil, "--rm")...).CombinedOutput(); err == nil ||
 		!strings.Contains(string(out), "sandbox self-test") {
@@ -130,9 +130,9 @@ func TestImage(t *testing.T) {
 
 // buildArgs is the build command: with the local base images that
 // scripts/install-podman.sh made, where .ci/run exported them; with podman,
-// in Docker's format (OCI images drop HEALTHCHECK) and with the go
-// command's caches mounted, so that a second build compiles only what
-// changed.
+// in Docker's format (OCI images drop HEALTHCHECK). The Dockerfile's cache
+// mounts keep the go command's caches between builds, this test's and
+// TestComposeUp's alike.
 func buildArgs(t *testing.T, eng, tag string) []string {
 	args := []string{"build", "-t", tag}
 	for arg, env := range map[string]string{"BUILD_BASE": "KILROY_IMAGE_BUILD_BASE", "RUNTIME_BASE": "KILROY_IMAGE_RUNTIME_BASE"} {
@@ -143,16 +143,9 @@ func buildArgs(t *testing.T, eng, tag string) []string {
 	if eng != "podman" {
 		return append(args, "..")
 	}
-	args = append(args, "--format", "docker")
-	if mod := goEnv(t, "GOMODCACHE"); mod != "" {
-		args = append(args, "-v", mod+":/go/pkg/mod:ro")
-	}
-	if dir, err := os.UserCacheDir(); err == nil {
-		cache := filepath.Join(dir, "kilroy-bot", "image", "gocache")
-		if os.MkdirAll(cache, 0o755) == nil {
-			args = append(args, "-v", cache+":/root/.cache/go-build")
-		}
-	}
+	// Without --layers=false podman keeps the build stage as an untagged
+	// image of some 650 MB per run.
+	args = append(args, "--format", "docker", "--layers=false")
 	// A worktree's .git names a directory outside the build context, where
 	// the go command's git must find it to stamp the version.
 	if common := strings.TrimSpace(run(t, "git", "rev-parse", "--path-format=absolute", "--git-common-dir")); common != "" {
@@ -163,32 +156,19 @@ func buildArgs(t *testing.T, eng, tag string) []string {
 	return append(args, "..")
 }
 
-func goEnv(t *testing.T, name string) string {
-	return strings.TrimSpace(run(t, "go", "env", name))
-}
-
 // composeSecurityOpts are the bot service's security options in
 // compose.yml, which TestComposeMatchesImageAndSetup holds to docs/serve.md's.
 func composeSecurityOpts(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile("compose.yml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var c composeFile
-	if err := yaml.Unmarshal(b, &c); err != nil {
-		t.Fatalf("compose.yml: %v", err)
-	}
-	return c.Services["bot"].SecurityOpt
+	return readCompose(t, "compose.yml").Services["bot"].SecurityOpt
 }
 
-// dataVolume makes a volume holding what kilroy-bot setup stores (App id,
-// a throwaway key, webhook secret), written by the image's own user, and
-// removes it when t ends.
-func dataVolume(t *testing.T, eng, tag string) string {
+// storeApp makes volume, with the create options given, hold what
+// kilroy-bot setup stores (App id, a throwaway key, webhook secret),
+// written by the user of image tag, and removes the volume when t ends.
+func storeApp(t *testing.T, eng, tag, volume string, create ...string) {
 	t.Helper()
-	volume := strings.NewReplacer(":", "-").Replace(tag) + "-data"
-	run(t, eng, "volume", "create", volume)
+	run(t, eng, append(append([]string{"volume", "create"}, create...), volume)...)
 	t.Cleanup(func() { exec.Command(eng, "volume", "rm", "-f", volume).Run() })
 	k, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -202,7 +182,6 @@ func dataVolume(t *testing.T, eng, tag string) string {
 	if out, err := write.CombinedOutput(); err != nil {
 		t.Fatalf("storing the App in the data volume: %v\n%s", err, out)
 	}
-	return volume
 }
 
 // serveArgs runs serve in tag as compose.yml does: the data dir on volume,

@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 )
 
 // TestVerifyArtifacts is the issue's example: deny **/dist/**, allow
@@ -43,7 +44,7 @@ func TestVerifyArtifacts(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := "version: 1\nartifact_policy:\n" + tc.excludes +
 				"  verify:\n    deny_globs: [\"**/dist/**\"]\n    allow_globs: [\"keep/dist/ok.txt\"]\n"
-			repo := newRepo(t, map[string]string{".kilroy/ci.dot": dot, ".kilroy/config.yml": cfg})
+			repo := gittest.NewRepo(t, map[string]string{".kilroy/ci.dot": dot, ".kilroy/config.yml": cfg})
 			before := snapshot(t, repo)
 			p, res := runLocal(t, localOptions(t, repo))
 

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 )
 
 // TestBadInput: each mistake is refused before anything runs, with a
@@ -35,12 +36,12 @@ func TestBadInput(t *testing.T) {
 			name:  "dirty index",
 			files: map[string]string{".kilroy/ci.dot": okDot, "a.txt": "a\n"},
 			setup: func(t *testing.T, repo string) {
-				writeFile(t, filepath.Join(repo, "a.txt"), "changed\n")
-				git(t, repo, "add", "a.txt")
+				gittest.WriteFile(t, filepath.Join(repo, "a.txt"), "changed\n")
+				gittest.Git(t, repo, "add", "a.txt")
 			},
 			want: []string{"staged changes", "git commit", "git restore --staged"},
 			fix: func(t *testing.T, repo string) string {
-				git(t, repo, "commit", "--quiet", "-m", "staged")
+				gittest.Git(t, repo, "commit", "--quiet", "-m", "staged")
 				return ""
 			},
 		},
@@ -52,7 +53,7 @@ func TestBadInput(t *testing.T) {
 			},
 			want: []string{`pipeline "ci"`, ".kilroy/missing.dot is not in commit", "commit the file, or fix `graph:` in .kilroy/config.yml"},
 			fix: func(t *testing.T, repo string) string {
-				commitFiles(t, repo, "add graph", map[string]string{".kilroy/missing.dot": okDot})
+				gittest.CommitFiles(t, repo, "add graph", map[string]string{".kilroy/missing.dot": okDot})
 				return ""
 			},
 		},
@@ -96,13 +97,13 @@ func TestBadInput(t *testing.T) {
 				".kilroy/ci.dot":     okDot,
 			},
 			setup: func(t *testing.T, repo string) {
-				writeFile(t, filepath.Join(repo, "experiments/try.dot"), okDot)
+				gittest.WriteFile(t, filepath.Join(repo, "experiments/try.dot"), okDot)
 			},
 			graph: "experiments/try.dot",
 			want:  []string{"experiments/try.dot is not in commit", "commit the file"},
 			fix: func(t *testing.T, repo string) string {
-				git(t, repo, "add", "experiments/try.dot")
-				git(t, repo, "commit", "--quiet", "-m", "try")
+				gittest.Git(t, repo, "add", "experiments/try.dot")
+				gittest.Git(t, repo, "commit", "--quiet", "-m", "try")
 				return "./experiments/try.dot"
 			},
 		},
@@ -114,7 +115,7 @@ func TestBadInput(t *testing.T) {
 			},
 			want: []string{".kilroy/config.yml:4", "deny_glob"},
 			fix: func(t *testing.T, repo string) string {
-				commitFiles(t, repo, "fix config", map[string]string{".kilroy/config.yml": "version: 1\n"})
+				gittest.CommitFiles(t, repo, "fix config", map[string]string{".kilroy/config.yml": "version: 1\n"})
 				return ""
 			},
 		},
@@ -126,7 +127,7 @@ func TestBadInput(t *testing.T) {
 			},
 			want: []string{".kilroy/config.yml:4", "exclude_globs", "src/[abc"},
 			fix: func(t *testing.T, repo string) string {
-				commitFiles(t, repo, "fix glob", map[string]string{".kilroy/config.yml": "version: 1\n"})
+				gittest.CommitFiles(t, repo, "fix glob", map[string]string{".kilroy/config.yml": "version: 1\n"})
 				return ""
 			},
 		},
@@ -156,7 +157,7 @@ func TestBadInput(t *testing.T) {
 				}
 			},
 			fix: func(t *testing.T, repo string) string {
-				commitFiles(t, repo, "fix pipeline", map[string]string{".kilroy/ci.dot": okDot})
+				gittest.CommitFiles(t, repo, "fix pipeline", map[string]string{".kilroy/ci.dot": okDot})
 				return ""
 			},
 		},
@@ -165,13 +166,13 @@ func TestBadInput(t *testing.T) {
 			files: map[string]string{"README.md": "hi\n"},
 			want:  []string{"has no .kilroy/*.dot pipeline", "add one"},
 			fix: func(t *testing.T, repo string) string {
-				commitFiles(t, repo, "add pipeline", map[string]string{".kilroy/ci.dot": okDot})
+				gittest.CommitFiles(t, repo, "add pipeline", map[string]string{".kilroy/ci.dot": okDot})
 				return ""
 			},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			repo := newRepo(t, tc.files)
+			repo := gittest.NewRepo(t, tc.files)
 			if tc.setup != nil {
 				tc.setup(t, repo)
 			}
@@ -219,9 +220,9 @@ func TestNotARepository(t *testing.T) {
 // TestRunDirNotEmpty refuses a run directory that holds something: it may
 // be another run's, which resume continues.
 func TestRunDirNotEmpty(t *testing.T) {
-	repo := newRepo(t, map[string]string{".kilroy/ci.dot": pipeline("start -> exit")})
+	repo := gittest.NewRepo(t, map[string]string{".kilroy/ci.dot": pipeline("start -> exit")})
 	o := localOptions(t, repo)
-	writeFile(t, filepath.Join(o.RunDir, "checkpoint.json"), "{}")
+	gittest.WriteFile(t, filepath.Join(o.RunDir, "checkpoint.json"), "{}")
 	_, err := PrepareLocal(context.Background(), o)
 	checkUsageError(t, err, []string{"is not empty", "kilroy-bot resume"})
 	if got := readFile(t, filepath.Join(o.RunDir, "checkpoint.json")); got != "{}" {

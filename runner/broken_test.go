@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 )
 
@@ -26,7 +27,7 @@ func TestNodeBreaksWorktree(t *testing.T) {
 		{"points HEAD at the user's branch", "git symbolic-ref HEAD refs/heads/main", gitops.ErrHeadMoved},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			repo := newRepo(t, map[string]string{"a.txt": "a\n", ".kilroy/ci.dot": pipeline(`
+			repo := gittest.NewRepo(t, map[string]string{"a.txt": "a\n", ".kilroy/ci.dot": pipeline(`
   one [shape=parallelogram, tool_command="echo one > one.txt"]
   breaker [shape=parallelogram, tool_command=` + quote(tc.command+" && echo b > b.txt") + `]
   after [shape=parallelogram, tool_command="echo after > after.txt"]
@@ -56,13 +57,13 @@ func TestNodeBreaksWorktree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tip := git(t, repo, "rev-parse", p.Branch); cp.CommitSHA != tip {
+			if tip := gittest.Git(t, repo, "rev-parse", p.Branch); cp.CommitSHA != tip {
 				t.Errorf("checkpoint.json commit = %s, want the last good checkpoint %s", cp.CommitSHA, tip)
 			}
 			if diff := cmp.Diff(snapshot(t, repo), before); diff != "" {
 				t.Errorf("user's repository changed (-got +want):\n%s", diff)
 			}
-			if out, err := gitErr(t, repo, "fsck", "--no-progress"); err != nil {
+			if out, err := gittest.GitErr(t, repo, "fsck", "--no-progress"); err != nil {
 				t.Errorf("git fsck of the user's repository: %v\n%s", err, out)
 			}
 			if _, err := os.Stat(p.Dir.Worktree()); !os.IsNotExist(err) {

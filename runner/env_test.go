@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 )
 
 // TestNodeEnvironment checks what a node process sees: the KILROY_* stage
@@ -21,7 +22,7 @@ func TestNodeEnvironment(t *testing.T) {
 	dump := func(node string) string {
 		return "env > " + filepath.Join(out, node+".env")
 	}
-	repo := newRepo(t, map[string]string{
+	repo := gittest.NewRepo(t, map[string]string{
 		"go.mod":             "module example.com/m\n\ngo 1.22\n",
 		".kilroy/config.yml": "version: 1\nartifact_policy:\n  env:\n    managed_roots:\n      go: go-root\n",
 		".kilroy/ci.dot": pipeline(`

@@ -2,115 +2,23 @@ package runner
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 )
 
-// Tests drive the real git CLI: the user's repository is made and inspected
-// with plain git commands (never through gitops, so a gitops bug cannot hide
-// itself), isolated from the machine's own git configuration.
-
-func gitPath(t testing.TB) string {
-	t.Helper()
-	p, err := exec.LookPath("git")
-	if err != nil {
-		t.Skip("git not installed")
-	}
-	return p
-}
-
-// testGitEnv is the environment of the test's own git commands: no system
-// or global config, a fixed identity.
-func testGitEnv(home string) []string {
-	// GIT_DIR and friends from a hook that runs the tests would redirect
-	// every command to the wrong repository.
-	env := slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GIT_") })
-	return append(env,
-		"HOME="+home, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
-		"GIT_AUTHOR_NAME=Test User", "GIT_AUTHOR_EMAIL=test@example.invalid",
-		"GIT_COMMITTER_NAME=Test User", "GIT_COMMITTER_EMAIL=test@example.invalid",
-		"GIT_TERMINAL_PROMPT=0",
-	)
-}
-
-// git runs git in dir and returns its trimmed stdout.
-func git(t testing.TB, dir string, args ...string) string {
-	t.Helper()
-	out, err := gitErr(t, dir, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return out
-}
-
-func gitErr(t testing.TB, dir string, args ...string) (string, error) {
-	t.Helper()
-	cmd := exec.Command(gitPath(t), args...)
-	cmd.Dir = dir
-	cmd.Env = testGitEnv(dir)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", &gitTestError{args: args, err: err, stderr: stderr.String()}
-	}
-	return strings.TrimRight(string(out), "\n"), nil
-}
-
-type gitTestError struct {
-	args   []string
-	err    error
-	stderr string
-}
-
-func (e *gitTestError) Error() string {
-	return "git " + strings.Join(e.args, " ") + ": " + e.err.Error() + ": " + e.stderr
-}
-
-// newRepo makes a repository on branch main whose one commit holds files
-// (slash-separated paths).
-func newRepo(t testing.TB, files map[string]string) string {
-	t.Helper()
-	dir := filepath.Join(t.TempDir(), "repo")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	git(t, dir, "init", "--quiet", "--initial-branch=main")
-	commitFiles(t, dir, "initial", files)
-	return dir
-}
-
-// commitFiles writes files into repo and commits them.
-func commitFiles(t testing.TB, repo, msg string, files map[string]string) string {
-	t.Helper()
-	for rel, content := range files {
-		writeFile(t, filepath.Join(repo, filepath.FromSlash(rel)), content)
-	}
-	git(t, repo, "add", "--all")
-	git(t, repo, "commit", "--quiet", "--allow-empty", "-m", msg)
-	return git(t, repo, "rev-parse", "HEAD")
-}
-
-func writeFile(t testing.TB, path, content string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
+// Tests drive the real git CLI through internal/gittest: the user's
+// repository is made and inspected with plain git commands (never through
+// gitops, so a gitops bug cannot hide itself).
 
 func readFile(t testing.TB, path string) string {
 	t.Helper()
@@ -135,7 +43,7 @@ type repoState struct {
 func snapshot(t testing.TB, repo string) repoState {
 	t.Helper()
 	var branches []string
-	for _, b := range strings.Split(git(t, repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/"), "\n") {
+	for _, b := range strings.Split(gittest.Git(t, repo, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/"), "\n") {
 		if !strings.HasPrefix(b, "refs/heads/kilroy/") {
 			branches = append(branches, b)
 		}
@@ -163,19 +71,19 @@ func snapshot(t testing.TB, repo string) repoState {
 		t.Fatal(err)
 	}
 	return repoState{
-		Head:      git(t, repo, "rev-parse", "HEAD"),
+		Head:      gittest.Git(t, repo, "rev-parse", "HEAD"),
 		Branches:  branches,
-		Status:    git(t, repo, "--no-optional-locks", "status", "--porcelain=v1", "--untracked-files=all"),
+		Status:    gittest.Git(t, repo, "--no-optional-locks", "status", "--porcelain=v1", "--untracked-files=all"),
 		IndexHash: hex.EncodeToString(sum[:]),
 		Files:     files,
-		Worktrees: git(t, repo, "worktree", "list", "--porcelain"),
+		Worktrees: gittest.Git(t, repo, "worktree", "list", "--porcelain"),
 	}
 }
 
 // runBranches lists the kilroy run branches of repo.
 func runBranches(t testing.TB, repo string) []string {
 	t.Helper()
-	out := git(t, repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/kilroy/")
+	out := gittest.Git(t, repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/kilroy/")
 	if out == "" {
 		return nil
 	}
@@ -185,7 +93,7 @@ func runBranches(t testing.TB, repo string) []string {
 // treeFiles lists the files of commit rev in repo.
 func treeFiles(t testing.TB, repo, rev string) []string {
 	t.Helper()
-	out := git(t, repo, "ls-tree", "-r", "--name-only", rev)
+	out := gittest.Git(t, repo, "ls-tree", "-r", "--name-only", rev)
 	if out == "" {
 		return nil
 	}
@@ -203,7 +111,7 @@ type commitMsg struct {
 // branchCommits lists the commits of branch after base, oldest first.
 func branchCommits(t testing.TB, repo, base, branch string) []commitMsg {
 	t.Helper()
-	out := git(t, repo, "log", "--reverse", "--format=%s%x1f%(trailers:only,unfold)%x1e", base+".."+branch)
+	out := gittest.Git(t, repo, "log", "--reverse", "--format=%s%x1f%(trailers:only,unfold)%x1e", base+".."+branch)
 	var got []commitMsg
 	for _, rec := range strings.Split(out, "\x1e") {
 		rec = strings.Trim(rec, "\n")
@@ -236,7 +144,7 @@ func localOptions(t testing.TB, repo string) LocalOptions {
 	return LocalOptions{
 		RepoDir: repo,
 		RunDir:  filepath.Join(t.TempDir(), "run"),
-		GitPath: gitPath(t),
+		GitPath: gittest.Path(t),
 		Env:     testEnv(t),
 	}
 }

@@ -10,13 +10,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 )
 
 // TestReadHistoryOfInterruptedRun reads back a run interrupted after node
 // one's checkpoint: start and one as they ran, with the checkpoint the
 // run resumes from and their stage directories.
 func TestReadHistoryOfInterruptedRun(t *testing.T) {
-	repo := newRepo(t, map[string]string{".kilroy/ci.dot": pipeline(`
+	repo := gittest.NewRepo(t, map[string]string{".kilroy/ci.dot": pipeline(`
   one [shape=parallelogram, tool_command="echo one > one.txt"]
   two [shape=parallelogram, tool_command="echo two > two.txt"]
   start -> one -> two -> exit`)})
@@ -39,7 +40,7 @@ func TestReadHistoryOfInterruptedRun(t *testing.T) {
 	want := &History{
 		Nodes: []NodeHistory{
 			{ID: "start", Visits: 1, Attempts: 1, Duration: time.Duration(finished["start"]) * time.Millisecond, Outcome: cp.State.Outcomes["start"],
-				CheckpointSHA: git(t, repo, "rev-parse", cp.CommitSHA+"^"), Dir: filepath.Join(first.Dir.Nodes(), "start")},
+				CheckpointSHA: gittest.Git(t, repo, "rev-parse", cp.CommitSHA+"^"), Dir: filepath.Join(first.Dir.Nodes(), "start")},
 			{ID: "one", Visits: 1, Attempts: 1, Duration: time.Duration(finished["one"]) * time.Millisecond, Outcome: cp.State.Outcomes["one"],
 				CheckpointSHA: cp.CommitSHA, Dir: filepath.Join(first.Dir.Nodes(), "one")},
 		},

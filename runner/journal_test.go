@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 )
 
 // countedPipeline is one -> two, node one counting its runs in counter.
@@ -47,7 +48,7 @@ func resumeOnce(t *testing.T, dir RunDir, o LocalOptions, counter string) {
 // the resumed run's records follow the whole ones.
 func TestResumeTornJournal(t *testing.T) {
 	counter := filepath.Join(t.TempDir(), "one.count")
-	o := localOptions(t, newRepo(t, map[string]string{".kilroy/ci.dot": countedPipeline(counter)}))
+	o := localOptions(t, gittest.NewRepo(t, map[string]string{".kilroy/ci.dot": countedPipeline(counter)}))
 	first := interruptedRun(t, o)
 	f, err := os.OpenFile(first.Dir.Journal(), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
@@ -65,7 +66,7 @@ func TestResumeTornJournal(t *testing.T) {
 // is converted to the journal on the way.
 func TestResumeVersion1Checkpoint(t *testing.T) {
 	counter := filepath.Join(t.TempDir(), "one.count")
-	o := localOptions(t, newRepo(t, map[string]string{".kilroy/ci.dot": countedPipeline(counter)}))
+	o := localOptions(t, gittest.NewRepo(t, map[string]string{".kilroy/ci.dot": countedPipeline(counter)}))
 	first := interruptedRun(t, o)
 	cp, err := ReadCheckpoint(string(first.Dir))
 	if err != nil {
@@ -79,7 +80,7 @@ func TestResumeVersion1Checkpoint(t *testing.T) {
 	}
 	v1["version"] = 1
 	b, _ = json.Marshal(v1)
-	writeFile(t, first.Dir.Checkpoint(), string(b))
+	gittest.WriteFile(t, first.Dir.Checkpoint(), string(b))
 	if err := os.Remove(first.Dir.Journal()); err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestResumeVersion1Checkpoint(t *testing.T) {
 // TestResumeBeforeFirstCheckpoint: a run stopped before its first node
 // was checkpointed has nothing to resume, and resume says so.
 func TestResumeBeforeFirstCheckpoint(t *testing.T) {
-	o := localOptions(t, newRepo(t, map[string]string{".kilroy/ci.dot": countedPipeline(filepath.Join(t.TempDir(), "n"))}))
+	o := localOptions(t, gittest.NewRepo(t, map[string]string{".kilroy/ci.dot": countedPipeline(filepath.Join(t.TempDir(), "n"))}))
 	p, err := PrepareLocal(context.Background(), o)
 	if err != nil {
 		t.Fatalf("PrepareLocal: %v", err)

@@ -6,13 +6,15 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 )
 
 // TestKeepWorktree: Execute removes the run's worktree when the run ends,
 // unless KeepWorktree leaves it to the caller (the server parks it).
 func TestKeepWorktree(t *testing.T) {
 	for _, keep := range []bool{false, true} {
-		repo := newRepo(t, map[string]string{".kilroy/ci.dot": pipeline(`  t [shape=parallelogram, tool_command="echo hi > out.txt"]
+		repo := gittest.NewRepo(t, map[string]string{".kilroy/ci.dot": pipeline(`  t [shape=parallelogram, tool_command="echo hi > out.txt"]
   start -> t -> exit`)})
 		o := localOptions(t, repo)
 		o.KeepWorktree = keep

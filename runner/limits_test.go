@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 )
 
 // TestNodeTimeoutSurvivesResume: limits.node_timeout gives nodes without
@@ -16,7 +17,7 @@ import (
 // it started with even after the repository's config changed.
 func TestNodeTimeoutSurvivesResume(t *testing.T) {
 	config := func(d string) string { return "version: 1\nlimits:\n  node_timeout: " + d + "\n" }
-	repo := newRepo(t, map[string]string{
+	repo := gittest.NewRepo(t, map[string]string{
 		".kilroy/config.yml": config("7m"),
 		".kilroy/ci.dot": pipeline(`
   one [shape=parallelogram, tool_command="true"]
@@ -37,7 +38,7 @@ func TestNodeTimeoutSurvivesResume(t *testing.T) {
 	if diff := cmp.Diff(timeouts(first), want); diff != "" {
 		t.Errorf("node timeouts of the run (-got +want):\n%s", diff)
 	}
-	commitFiles(t, repo, "shorter", map[string]string{".kilroy/config.yml": config("1m")})
+	gittest.CommitFiles(t, repo, "shorter", map[string]string{".kilroy/config.yml": config("1m")})
 
 	p, err := PrepareResume(context.Background(), string(first.Dir), o)
 	if err != nil {
@@ -52,7 +53,7 @@ func TestNodeTimeoutSurvivesResume(t *testing.T) {
 // TestRunTimeout: limits.run_timeout ends a run whose node outlives it;
 // the run fails as canceled and stays resumable from its last checkpoint.
 func TestRunTimeout(t *testing.T) {
-	repo := newRepo(t, map[string]string{
+	repo := gittest.NewRepo(t, map[string]string{
 		".kilroy/config.yml": "version: 1\nlimits:\n  run_timeout: 1s\n  node_timeout: 1s\n",
 		".kilroy/ci.dot": pipeline(`
   one [shape=parallelogram, tool_command="true"]

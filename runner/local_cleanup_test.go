@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 )
 
 // A run that fails after its worktree was made but before its first
@@ -54,9 +55,9 @@ func gitDirState(t *testing.T, repo string) map[string]string {
 // work of the user's.
 func userRepo(t *testing.T, dot string) string {
 	t.Helper()
-	repo := newRepo(t, map[string]string{"README.md": "hello\n", ".kilroy/ci.dot": dot})
-	writeFile(t, filepath.Join(repo, "README.md"), "hello, edited\n")
-	writeFile(t, filepath.Join(repo, "notes.txt"), "untracked\n")
+	repo := gittest.NewRepo(t, map[string]string{"README.md": "hello\n", ".kilroy/ci.dot": dot})
+	gittest.WriteFile(t, filepath.Join(repo, "README.md"), "hello, edited\n")
+	gittest.WriteFile(t, filepath.Join(repo, "notes.txt"), "untracked\n")
 	return repo
 }
 
@@ -64,10 +65,10 @@ func userRepo(t *testing.T, dot string) string {
 // directory, no kilroy branch and only the main worktree.
 func checkUntouched(t *testing.T, repo string, before repoState, beforeGit map[string]string) {
 	t.Helper()
-	if got := git(t, repo, "for-each-ref", "refs/heads/kilroy"); got != "" {
+	if got := gittest.Git(t, repo, "for-each-ref", "refs/heads/kilroy"); got != "" {
 		t.Errorf("git for-each-ref refs/heads/kilroy = %q, want nothing", got)
 	}
-	if got, want := git(t, repo, "worktree", "list", "--porcelain"), before.Worktrees; got != want {
+	if got, want := gittest.Git(t, repo, "worktree", "list", "--porcelain"), before.Worktrees; got != want {
 		t.Errorf("git worktree list = %q, want only the main worktree %q", got, want)
 	}
 	if diff := cmp.Diff(snapshot(t, repo), before); diff != "" {
@@ -206,7 +207,7 @@ func TestFailureAfterCheckpointKeepsRunBranch(t *testing.T) {
 			if diff := cmp.Diff(branchCommits(t, repo, before.Head, p.Branch), want); diff != "" {
 				t.Errorf("run branch commits (-got +want):\n%s", diff)
 			}
-			if got := git(t, repo, "worktree", "list", "--porcelain"); got != before.Worktrees {
+			if got := gittest.Git(t, repo, "worktree", "list", "--porcelain"); got != before.Worktrees {
 				t.Errorf("git worktree list = %q, want only the main worktree", got)
 			}
 		})

@@ -8,6 +8,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 )
 
 // TestLocalRun is the main local-run scenario: one checkpoint commit per
@@ -17,7 +18,7 @@ import (
 func TestLocalRun(t *testing.T) {
 	build := "mkdir -p node_modules __pycache__ src && echo x > node_modules/x.js && " +
 		"echo a > __pycache__/a.pyc && echo 'package ok' > src/ok.go"
-	repo := newRepo(t, map[string]string{
+	repo := gittest.NewRepo(t, map[string]string{
 		"README.md":  "hello\n",
 		".gitignore": "*.log\n",
 		".kilroy/ci.dot": pipeline(`
@@ -26,9 +27,9 @@ func TestLocalRun(t *testing.T) {
   start -> build -> check -> exit`),
 	})
 	// Uncommitted work of the user's: the run tests HEAD and leaves these be.
-	writeFile(t, filepath.Join(repo, "README.md"), "hello, edited\n")
-	writeFile(t, filepath.Join(repo, "notes.txt"), "untracked\n")
-	writeFile(t, filepath.Join(repo, "debug.log"), "ignored\n")
+	gittest.WriteFile(t, filepath.Join(repo, "README.md"), "hello, edited\n")
+	gittest.WriteFile(t, filepath.Join(repo, "notes.txt"), "untracked\n")
+	gittest.WriteFile(t, filepath.Join(repo, "debug.log"), "ignored\n")
 	before := snapshot(t, repo)
 
 	o := localOptions(t, repo)
@@ -59,14 +60,14 @@ func TestLocalRun(t *testing.T) {
 	if diff := cmp.Diff(treeFiles(t, repo, p.Branch), wantTree); diff != "" {
 		t.Errorf("run branch files (-got +want):\n%s", diff)
 	}
-	if got := git(t, repo, "show", p.Branch+":README.md"); got != "hello" {
+	if got := gittest.Git(t, repo, "show", p.Branch+":README.md"); got != "hello" {
 		t.Errorf("run branch README.md = %q, want HEAD's %q", got, "hello")
 	}
 	if _, err := os.Stat(p.Dir.Worktree()); !os.IsNotExist(err) {
 		t.Errorf("worktree still there after the run (stat: %v)", err)
 	}
 
-	tip := git(t, repo, "rev-parse", p.Branch)
+	tip := gittest.Git(t, repo, "rev-parse", p.Branch)
 	checkProgress(t, p, tip, nodes)
 
 	cp, err := ReadCheckpoint(string(p.Dir))

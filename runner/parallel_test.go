@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 )
 
 // meetCommand marks that branch me is running and waits, up to a
@@ -38,11 +39,11 @@ func TestParallelBranchesRunConcurrentlyAndMerge(t *testing.T) {
 	marks := t.TempDir()
 	a := "echo a > a.txt && " + meetCommand(marks, "a", "b")
 	b := "echo b > b.txt && mkdir -p node_modules && echo x > node_modules/x.js && " + meetCommand(marks, "b", "a")
-	repo := newRepo(t, map[string]string{
+	repo := gittest.NewRepo(t, map[string]string{
 		"README.md":      "hello\n",
 		".kilroy/ci.dot": fanPipeline(a, b, `, verify_command="test -f a.txt && test -f b.txt"`),
 	})
-	base := git(t, repo, "rev-parse", "HEAD")
+	base := gittest.Git(t, repo, "rev-parse", "HEAD")
 	p, res := runLocal(t, localOptions(t, repo))
 	if res.Status != attractor.StatusSuccess {
 		t.Fatalf("run status = %s (%s), want success", res.Status, res.FailureReason)
@@ -65,7 +66,7 @@ func TestParallelBranchesRunConcurrentlyAndMerge(t *testing.T) {
 	if diff := cmp.Diff(trees, want); diff != "" {
 		t.Errorf("files per branch (-got +want):\n%s", diff)
 	}
-	gotLog := strings.Split(git(t, repo, "log", "--reverse", "--first-parent", "--format=%s", base+".."+p.Branch), "\n")
+	gotLog := strings.Split(gittest.Git(t, repo, "log", "--reverse", "--first-parent", "--format=%s", base+".."+p.Branch), "\n")
 	wantLog := []string{
 		checkpointMsg(p.RunID, "start", "success").Subject,
 		checkpointMsg(p.RunID, "fan", "success").Subject,
@@ -78,7 +79,7 @@ func TestParallelBranchesRunConcurrentlyAndMerge(t *testing.T) {
 		t.Errorf("run branch history (-got +want):\n%s", diff)
 	}
 	// Branches fork from the checkpoint before the parallel node (start's).
-	forked := strings.Fields(git(t, repo, "log", "--reverse", "--first-parent", "--format=%H", base+".."+p.Branch))[0]
+	forked := strings.Fields(gittest.Git(t, repo, "log", "--reverse", "--first-parent", "--format=%H", base+".."+p.Branch))[0]
 	if diff := cmp.Diff(branchCommits(t, repo, forked, branchB), []commitMsg{checkpointMsg(p.RunID, "b", "success")}); diff != "" {
 		t.Errorf("branch b checkpoints (-got +want):\n%s", diff)
 	}
@@ -92,13 +93,13 @@ func TestParallelBranchesRunConcurrentlyAndMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tip := git(t, repo, "rev-parse", p.Branch); cp.CommitSHA != tip {
+	if tip := gittest.Git(t, repo, "rev-parse", p.Branch); cp.CommitSHA != tip {
 		t.Errorf("checkpoint.json commit = %s, want the run branch tip %s", cp.CommitSHA, tip)
 	}
 }
 
 func TestParallelBranchesConflictFailsFanIn(t *testing.T) {
-	repo := newRepo(t, map[string]string{
+	repo := gittest.NewRepo(t, map[string]string{
 		"README.md":      "hello\n",
 		".kilroy/ci.dot": fanPipeline("echo from-a > same.txt", "echo from-b > same.txt", ""),
 	})

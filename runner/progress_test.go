@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 )
 
 // TestLiveProgress checks the lines a person watching a local run reads:
@@ -20,7 +21,7 @@ func TestLiveProgress(t *testing.T) {
 	// The first attempt asks for a retry; the second succeeds.
 	flaky := `if [ -e ` + marker + ` ]; then exit 0; fi; touch ` + marker +
 		`; printf '{"status":"retry","failure_reason":"flaked"}' > "$KILROY_STAGE_STATUS_PATH"`
-	repo := newRepo(t, map[string]string{
+	repo := gittest.NewRepo(t, map[string]string{
 		".kilroy/ci.dot": pipeline(`
   flaky [shape=parallelogram, max_retries=2, retry.backoff.initial="1ms", tool_command=` + quote(flaky) + `]
   start -> flaky -> exit`),

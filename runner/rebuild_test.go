@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 )
 
@@ -43,23 +44,23 @@ func TestRebuildRunDir(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			counter := filepath.Join(t.TempDir(), "one.count")
-			repo := newRepo(t, map[string]string{".kilroy/ci.dot": countedPipeline(counter), "go.mod": "module x\n",
+			repo := gittest.NewRepo(t, map[string]string{".kilroy/ci.dot": countedPipeline(counter), "go.mod": "module x\n",
 				".kilroy/config.yml": "version: 1\nartifact_policy:\n  env:\n    managed_roots:\n      go: go-root\n"})
 			o := localOptions(t, repo)
 			first := interruptedRun(t, o)
 			remote := filepath.Join(t.TempDir(), "remote.git")
-			git(t, repo, "clone", "--quiet", "--bare", repo, remote)
-			git(t, remote, "branch", "-D", first.Branch) // cloned along; pushed below
+			gittest.Git(t, repo, "clone", "--quiet", "--bare", repo, remote)
+			gittest.Git(t, remote, "branch", "-D", first.Branch) // cloned along; pushed below
 			if tc.pushed > 0 {
-				sha := git(t, repo, "rev-parse", first.Branch+"~"+string(rune('0'+2-tc.pushed)))
-				git(t, repo, "push", "--quiet", remote, sha+":refs/heads/"+first.Branch)
+				sha := gittest.Git(t, repo, "rev-parse", first.Branch+"~"+string(rune('0'+2-tc.pushed)))
+				gittest.Git(t, repo, "push", "--quiet", remote, sha+":refs/heads/"+first.Branch)
 			}
-			git(t, repo, "branch", "-D", first.Branch) // the remote's is the one to use
+			gittest.Git(t, repo, "branch", "-D", first.Branch) // the remote's is the one to use
 			mirror := filepath.Join(t.TempDir(), "mirror.git")
-			git(t, repo, "clone", "--quiet", "--bare", remote, mirror)
+			gittest.Git(t, repo, "clone", "--quiet", "--bare", remote, mirror)
 
 			dir := RunDir(filepath.Join(t.TempDir(), "elsewhere", "run"))
-			g, err := gitops.New(gitops.Options{GitPath: gitPath(t), PATH: os.Getenv("PATH"), HomeDir: dir.GitHome(),
+			g, err := gitops.New(gitops.Options{GitPath: gittest.Path(t), PATH: os.Getenv("PATH"), HomeDir: dir.GitHome(),
 				AllowFileProtocol: true})
 			if err != nil {
 				t.Fatal(err)

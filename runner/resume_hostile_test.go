@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 )
 
 // TestResumeHostileRunFiles: a node can reach its run directory, so it can
@@ -28,7 +29,7 @@ func TestResumeHostileRunFiles(t *testing.T) {
 		{"graph fifo", RunDir.Graph, func(p string) error { return syscall.Mkfifo(p, 0o644) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			repo := newRepo(t, map[string]string{".kilroy/ci.dot": pipeline(`
+			repo := gittest.NewRepo(t, map[string]string{".kilroy/ci.dot": pipeline(`
   one [shape=parallelogram, tool_command="true"]
   start -> one -> exit`)})
 			o := localOptions(t, repo)
@@ -63,7 +64,7 @@ func TestResumeHostileRunFiles(t *testing.T) {
 // the run branch's ref lock is still there. The next resume clears that
 // state for its own run and the run finishes.
 func TestResumeAfterKillDuringWorktreeAdd(t *testing.T) {
-	repo := newRepo(t, map[string]string{".kilroy/ci.dot": pipeline(`
+	repo := gittest.NewRepo(t, map[string]string{".kilroy/ci.dot": pipeline(`
   one [shape=parallelogram, tool_command="true"]
   two [shape=parallelogram, tool_command="true"]
   start -> one -> two -> exit`)})
@@ -73,7 +74,7 @@ func TestResumeAfterKillDuringWorktreeAdd(t *testing.T) {
 	if _, err := os.Stat(wt); !os.IsNotExist(err) {
 		t.Fatalf("the interrupted run left its worktree (stat: %v)", err)
 	}
-	git(t, repo, "worktree", "add", "--lock", "--reason", "initializing", "--detach", wt, first.BaseSHA)
+	gittest.Git(t, repo, "worktree", "add", "--lock", "--reason", "initializing", "--detach", wt, first.BaseSHA)
 	if err := os.RemoveAll(wt); err != nil { // killed before the checkout
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 	"github.com/kilroy-bot/kilroy-bot/policy"
 )
 
@@ -66,7 +67,7 @@ func resume(t *testing.T, dir RunDir, o LocalOptions) (*Prepared, *attractor.Run
 // checkpoint.
 func TestResumeSkipsCompletedNodes(t *testing.T) {
 	counter := filepath.Join(t.TempDir(), "one.count") // outside the worktree
-	repo := newRepo(t, map[string]string{".kilroy/ci.dot": pipeline(`
+	repo := gittest.NewRepo(t, map[string]string{".kilroy/ci.dot": pipeline(`
   one [shape=parallelogram, tool_command=` + quote("echo ran >> "+counter+" && echo one > one.txt") + `]
   two [shape=parallelogram, tool_command="test -f one.txt && echo two > two.txt"]
   start -> one -> two -> exit`)})
@@ -80,7 +81,7 @@ func TestResumeSkipsCompletedNodes(t *testing.T) {
 	if diff := cmp.Diff(cp.State.Completed, []string{"start", "one"}); diff != "" {
 		t.Fatalf("interrupted run's completed nodes (-got +want):\n%s", diff)
 	}
-	checkpointSHA := git(t, repo, "rev-parse", first.Branch)
+	checkpointSHA := gittest.Git(t, repo, "rev-parse", first.Branch)
 	if cp.CommitSHA != checkpointSHA {
 		t.Errorf("checkpoint.json commit = %s, branch tip %s", cp.CommitSHA, checkpointSHA)
 	}
@@ -116,7 +117,7 @@ func TestResumeSkipsCompletedNodes(t *testing.T) {
 	if diff := cmp.Diff(branchCommits(t, repo, before.Head, p.Branch), want); diff != "" {
 		t.Errorf("checkpoint commits (-got +want):\n%s", diff)
 	}
-	if got := git(t, repo, "merge-base", "--is-ancestor", checkpointSHA, p.Branch); got != "" {
+	if got := gittest.Git(t, repo, "merge-base", "--is-ancestor", checkpointSHA, p.Branch); got != "" {
 		t.Errorf("merge-base printed %q", got)
 	}
 	if diff := cmp.Diff(treeFiles(t, repo, p.Branch), []string{".kilroy/ci.dot", "one.txt", "two.txt"}); diff != "" {
@@ -144,7 +145,7 @@ func TestResumeUsesPolicySnapshot(t *testing.T) {
 	config := func(glob string) string {
 		return "version: 1\nartifact_policy:\n  checkpoint:\n    exclude_globs: [\"" + glob + "\"]\n"
 	}
-	repo := newRepo(t, map[string]string{
+	repo := gittest.NewRepo(t, map[string]string{
 		".kilroy/config.yml": config("**/gen/**"),
 		".kilroy/ci.dot": pipeline(`
   one [shape=parallelogram, tool_command="true"]
@@ -153,7 +154,7 @@ func TestResumeUsesPolicySnapshot(t *testing.T) {
 	})
 	o := localOptions(t, repo)
 	first := interruptedRun(t, o)
-	commitFiles(t, repo, "exclude other instead", map[string]string{".kilroy/config.yml": config("**/other/**")})
+	gittest.CommitFiles(t, repo, "exclude other instead", map[string]string{".kilroy/config.yml": config("**/other/**")})
 
 	p, res := resume(t, first.Dir, o)
 	if res.Status != attractor.StatusSuccess {
@@ -169,7 +170,7 @@ func TestResumeUsesPolicySnapshot(t *testing.T) {
 // checkpoint.json: resume refuses it instead of running with a policy the
 // run did not start with.
 func TestResumeRefusesTamperedPolicy(t *testing.T) {
-	repo := newRepo(t, map[string]string{".kilroy/ci.dot": pipeline(`
+	repo := gittest.NewRepo(t, map[string]string{".kilroy/ci.dot": pipeline(`
   one [shape=parallelogram, tool_command="true"]
   start -> one -> exit`)})
 	o := localOptions(t, repo)
@@ -180,9 +181,9 @@ func TestResumeRefusesTamperedPolicy(t *testing.T) {
 	if tampered == data {
 		t.Fatalf("checkpoint.json has no node_modules exclude to tamper with:\n%s", data)
 	}
-	writeFile(t, path, tampered)
+	gittest.WriteFile(t, path, tampered)
 	before := snapshot(t, repo)
-	tip := git(t, repo, "rev-parse", first.Branch)
+	tip := gittest.Git(t, repo, "rev-parse", first.Branch)
 
 	_, err := PrepareResume(context.Background(), string(first.Dir), o)
 	if !errors.Is(err, policy.ErrSnapshotMismatch) || !errors.Is(err, ErrUsage) {
@@ -194,7 +195,7 @@ func TestResumeRefusesTamperedPolicy(t *testing.T) {
 	if diff := cmp.Diff(snapshot(t, repo), before); diff != "" {
 		t.Errorf("user's repository changed (-got +want):\n%s", diff)
 	}
-	if got := git(t, repo, "rev-parse", first.Branch); got != tip {
+	if got := gittest.Git(t, repo, "rev-parse", first.Branch); got != tip {
 		t.Errorf("run branch moved from %s to %s", tip, got)
 	}
 	if _, err := os.Stat(first.Dir.Worktree()); !os.IsNotExist(err) {
@@ -206,7 +207,7 @@ func TestResumeRefusesTamperedPolicy(t *testing.T) {
 // to the working directory (`kilroy-bot resume run`): nodes run in the
 // worktree, so their stage paths must still lead to the run directory.
 func TestResumeRelativeRunDir(t *testing.T) {
-	repo := newRepo(t, map[string]string{".kilroy/ci.dot": pipeline(`
+	repo := gittest.NewRepo(t, map[string]string{".kilroy/ci.dot": pipeline(`
   one [shape=parallelogram, tool_command="true"]
   two [shape=parallelogram, tool_command="echo log > \"$KILROY_STAGE_LOGS_DIR/two.log\""]
   start -> one -> two -> exit`)})

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 	"github.com/kilroy-bot/kilroy-bot/secrets"
 )
 
@@ -30,7 +31,7 @@ func TestCheckpointRefusesSecrets(t *testing.T) {
 		{"link to a key", "ln -s /tmp/" + key + " k", "k:1: holds the value of $ANTHROPIC_API_KEY"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			repo := newRepo(t, map[string]string{".kilroy/ci.dot": pipeline(`
+			repo := gittest.NewRepo(t, map[string]string{".kilroy/ci.dot": pipeline(`
   leak [shape=parallelogram, tool_command=` + quote(tc.write) + `]
   start -> leak -> exit`)})
 			before := snapshot(t, repo)
@@ -64,7 +65,7 @@ func TestStageDirsKeepNoSecret(t *testing.T) {
 	const botSecret = "webhook-s3cret-value"
 	b64 := base64.StdEncoding.EncodeToString([]byte(key))
 	leak := "echo 'plain " + key + "'; echo 'b64 " + b64 + "' >&2; echo " + botSecret + " > \"$KILROY_STAGE_LOGS_DIR/own.txt\"; exit 3"
-	repo := newRepo(t, map[string]string{".kilroy/ci.dot": pipeline(`
+	repo := gittest.NewRepo(t, map[string]string{".kilroy/ci.dot": pipeline(`
   leak [shape=parallelogram, tool_command=` + quote(leak) + `]
   start -> leak -> exit`)})
 	o := localOptions(t, repo)

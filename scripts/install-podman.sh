@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Makes podman able to build and run the image here, for deploy's TestImage.
-# Used by .ci/run; needs root (or sudo) and Debian's packages, not a
-# container registry:
+# Makes podman able to build and run the image here, for deploy's TestImage
+# and TestComposeUp. Used by .ci/run; needs root (or sudo) and Debian's
+# packages, not a container registry:
 #
-#   - installs podman and debootstrap from the distribution, when missing;
+#   - installs podman, podman-compose and debootstrap from the distribution,
+#     when missing;
 #   - builds the Dockerfile's base images locally, since no registry may be
 #     reachable: the runtime base with debootstrap --variant=minbase (the
 #     suite of the Dockerfile's ARG DEBIAN), and the Go builder base as that
@@ -28,11 +29,11 @@ if [ "$(id -u)" != 0 ]; then
   say "needs root: podman builds the image as root here, and debootstrap needs root"
   exit 1
 fi
-if ! command -v podman >/dev/null || ! command -v debootstrap >/dev/null; then
-  command -v apt-get >/dev/null || { say "no apt-get: install podman and debootstrap yourself"; exit 1; }
+if ! command -v podman >/dev/null || ! command -v podman-compose >/dev/null || ! command -v debootstrap >/dev/null; then
+  command -v apt-get >/dev/null || { say "no apt-get: install podman, podman-compose and debootstrap yourself"; exit 1; }
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null
-  apt-get install -y -qq --no-install-recommends podman debootstrap >/dev/null
+  apt-get install -y -qq --no-install-recommends podman podman-compose debootstrap >/dev/null
 fi
 
 suite="$(sed -n 's/^ARG DEBIAN=//p' Dockerfile)"

@@ -15,6 +15,7 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/ghapp"
 	"github.com/kilroy-bot/kilroy-bot/ghapp/ghapptest"
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
@@ -230,7 +231,7 @@ func newServerEnv(t *testing.T) *serverEnv {
 // options before it starts.
 func newServerEnvWith(t *testing.T, edit func(*ServerOptions)) *serverEnv {
 	t.Helper()
-	gitPath(t)
+	gittest.Path(t)
 	gh := ghapptest.New(t)
 	e := &serverEnv{t: t, gh: gh, repo: gh.AddRepo("octo", "widgets"), reps: newReporters(), dataDir: t.TempDir()}
 	app, err := ghapp.NewApp(ghapp.Options{AppID: gh.AppID(), PrivateKeyPEM: gh.PrivateKeyPEM(),
@@ -246,7 +247,7 @@ func newServerEnvWith(t *testing.T, edit func(*ServerOptions)) *serverEnv {
 	e.q = q
 	e.nodeEnv = testEnv(t)
 	opts := ServerOptions{
-		DataDir: e.dataDir, Queue: q, GitPath: gitPath(t), Env: e.nodeEnv,
+		DataDir: e.dataDir, Queue: q, GitPath: gittest.Path(t), Env: e.nodeEnv,
 		GitHub: func(ctx context.Context, id int64) (GitHub, error) {
 			return ghAdapter{app.Installation(ctx, id)}, nil
 		},

@@ -10,13 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 )
 
 // packCount is the number of packs `git count-objects -v` reports.
 func packCount(t *testing.T, gitDir string) int {
 	t.Helper()
-	for _, line := range strings.Split(git(t, gitDir, "count-objects", "-v"), "\n") {
+	for _, line := range strings.Split(gittest.Git(t, gitDir, "count-objects", "-v"), "\n") {
 		if v, ok := strings.CutPrefix(line, "packs: "); ok {
 			n, err := strconv.Atoi(v)
 			if err != nil {
@@ -34,13 +35,13 @@ func packCount(t *testing.T, gitDir string) int {
 // mirror before that keeps working: status, log and a new commit.
 func TestFetchPRCollectsMirror(t *testing.T) {
 	ctx := context.Background()
-	upstream := newRepo(t, map[string]string{"main.go": "package main\n"})
-	head := commitFiles(t, upstream, "change", map[string]string{"b.txt": "b\n"})
-	git(t, upstream, "update-ref", "refs/pull/1/head", head)
+	upstream := gittest.NewRepo(t, map[string]string{"main.go": "package main\n"})
+	head := gittest.CommitFiles(t, upstream, "change", map[string]string{"b.txt": "b\n"})
+	gittest.Git(t, upstream, "update-ref", "refs/pull/1/head", head)
 	repo := Repo{Owner: "octo", Name: "widgets", FullName: "octo/widgets", CloneURL: "file://" + upstream}
 
 	s := &Server{o: ServerOptions{DataDir: t.TempDir()}, log: slog.New(slog.DiscardHandler)}
-	g, err := gitops.New(gitops.Options{GitPath: gitPath(t), PATH: os.Getenv("PATH"),
+	g, err := gitops.New(gitops.Options{GitPath: gittest.Path(t), PATH: os.Getenv("PATH"),
 		HomeDir: filepath.Join(t.TempDir(), "home"), AllowFileProtocol: true})
 	if err != nil {
 		t.Fatal(err)
@@ -55,16 +56,16 @@ func TestFetchPRCollectsMirror(t *testing.T) {
 	if err := g.AddWorktree(ctx, f.mirror, wt, gitops.RunBranch("ci", "r1"), head); err != nil {
 		t.Fatal(err)
 	}
-	commitFiles(t, wt, "checkpoint", map[string]string{"out.txt": "built\n"})
-	writeFile(t, filepath.Join(wt, "staged.txt"), "staged\n")
-	git(t, wt, "add", "staged.txt")
+	gittest.CommitFiles(t, wt, "checkpoint", map[string]string{"out.txt": "built\n"})
+	gittest.WriteFile(t, filepath.Join(wt, "staged.txt"), "staged\n")
+	gittest.Git(t, wt, "add", "staged.txt")
 
 	// Fetches of 100 objects or more keep their pack; unpackLimit=1 makes
 	// each of these small ones do the same (and gc.auto=0 stops the test's
 	// own git from collecting them).
 	for i := range 60 {
-		commitFiles(t, upstream, fmt.Sprintf("upstream %d", i), map[string]string{"n.txt": strconv.Itoa(i)})
-		git(t, f.mirror, "-c", "fetch.unpackLimit=1", "-c", "gc.auto=0", "fetch", "--quiet", "--no-tags", "file://"+upstream,
+		gittest.CommitFiles(t, upstream, fmt.Sprintf("upstream %d", i), map[string]string{"n.txt": strconv.Itoa(i)})
+		gittest.Git(t, f.mirror, "-c", "fetch.unpackLimit=1", "-c", "gc.auto=0", "fetch", "--quiet", "--no-tags", "file://"+upstream,
 			fmt.Sprintf("+refs/heads/main:refs/remotes/test/%d", i))
 	}
 	before := packCount(t, f.mirror)
@@ -77,15 +78,15 @@ func TestFetchPRCollectsMirror(t *testing.T) {
 		t.Errorf("mirror packs %d before the fetch, %d after; want at least 60, then at most 2", before, after)
 	}
 
-	if got := git(t, wt, "status", "--porcelain=v1"); got != "A  staged.txt" {
+	if got := gittest.Git(t, wt, "status", "--porcelain=v1"); got != "A  staged.txt" {
 		t.Errorf("worktree status after gc = %q, want the staged file", got)
 	}
-	if got := git(t, wt, "log", "--format=%s"); got != "checkpoint\nchange\ninitial" {
+	if got := gittest.Git(t, wt, "log", "--format=%s"); got != "checkpoint\nchange\ninitial" {
 		t.Errorf("worktree log after gc = %q", got)
 	}
-	git(t, wt, "commit", "--quiet", "-m", "after gc")
-	if got := git(t, wt, "show", "HEAD:staged.txt"); got != "staged" {
+	gittest.Git(t, wt, "commit", "--quiet", "-m", "after gc")
+	if got := gittest.Git(t, wt, "show", "HEAD:staged.txt"); got != "staged" {
 		t.Errorf("commit after gc: staged.txt = %q", got)
 	}
-	git(t, wt, "fsck", "--no-progress", "--no-dangling")
+	gittest.Git(t, wt, "fsck", "--no-progress", "--no-dangling")
 }

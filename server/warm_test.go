@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	"github.com/kilroy-bot/kilroy-bot/runner/wtpool"
 )
@@ -48,7 +49,7 @@ func TestServerWarmWorktree(t *testing.T) {
 	out := t.TempDir()
 	var pool *wtpool.Pool
 	e := newServerEnvWith(t, func(o *ServerOptions) {
-		g, err := gitops.New(gitops.Options{GitPath: gitPath(t), PATH: os.Getenv("PATH"), HomeDir: filepath.Join(o.DataDir, "home")})
+		g, err := gitops.New(gitops.Options{GitPath: gittest.Path(t), PATH: os.Getenv("PATH"), HomeDir: filepath.Join(o.DataDir, "home")})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -94,11 +95,11 @@ func TestServerWarmWorktree(t *testing.T) {
 func freshInspect(t *testing.T, e *serverEnv, sha string) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "fresh")
-	git(t, filepath.Dir(dir), "clone", "--quiet", "--no-checkout", e.repo.Dir, dir)
-	git(t, dir, "checkout", "--quiet", "--detach", sha)
+	gittest.Git(t, filepath.Dir(dir), "clone", "--quiet", "--no-checkout", e.repo.Dir, dir)
+	gittest.Git(t, dir, "checkout", "--quiet", "--detach", sha)
 	cmd := exec.CommandContext(context.Background(), "sh", "-c", inspectScript)
 	cmd.Dir = dir
-	cmd.Env = testGitEnv(dir)
+	cmd.Env = gittest.Env(dir)
 	b, err := cmd.Output()
 	if err != nil {
 		t.Fatal(err)

@@ -28,6 +28,7 @@ type localFlags struct {
 	agents  string
 	// noSandbox runs nodes unjailed even where bubblewrap works.
 	noSandbox bool
+	format    formatFlag
 }
 
 func (f *localFlags) register(fs *flag.FlagSet) {
@@ -38,6 +39,7 @@ func (f *localFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.gitPath, "git", "git", "")
 	fs.BoolVar(&f.noSandbox, "no-sandbox", false, "")
 	fs.StringVar(&f.agents, "agents", "", "")
+	fs.Var(&f.format, "format", "")
 }
 
 const localFlagsUsage = `  --answer NODE=LABEL  answer the human gate NODE with the choice LABEL (its
@@ -51,6 +53,11 @@ const localFlagsUsage = `  --answer NODE=LABEL  answer the human gate NODE with 
   --git PATH           the git binary (default git)
   --no-sandbox         run nodes without the sandbox (bubblewrap), with your
                        own rights
+  --format text|markdown
+                       what stdout gets at the end: a short summary (in
+                       colour on a terminal unless NO_COLOR is set) or the
+                       Markdown report; default text on a terminal, else
+                       markdown. RUN_DIR/report.md is Markdown either way
 `
 
 const runUsage = `usage: kilroy-bot run [--repo DIR] [--graph NAME|PATH] [--run-dir DIR] [flags]
@@ -59,7 +66,8 @@ Runs a pipeline on the repository's HEAD commit in a fresh worktree, with a
 checkpoint commit per node on a local run branch kilroy/run/PIPELINE/RUN_ID.
 Pipelines and .kilroy/config.yml are read from HEAD: commit your edits
 first. Progress goes to stderr; the report (what the GitHub check would
-show) to stdout and RUN_DIR/report.md.
+show) to RUN_DIR/report.md, and to stdout as a short summary on a terminal
+or as that Markdown otherwise (--format).
 
   --repo DIR           the repository (any directory inside it; default .)
   --graph NAME|PATH    a pipeline name (ci) or the path of a .dot file in the
@@ -110,7 +118,7 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	for _, d := range prep.Warnings {
 		fmt.Fprintln(stderr, d.String())
 	}
-	return execute(ctx, stdout, stderr, prep, o, nil)
+	return execute(ctx, stdout, stderr, prep, o, lf.format, nil)
 }
 
 // resumeLocal implements `kilroy-bot resume RUN_DIR`.
@@ -140,7 +148,7 @@ func resumeLocal(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if err != nil {
 		fmt.Fprintf(stderr, "kilroy-bot: the report will not show what the run did before it was interrupted: %v\n", err)
 	}
-	return execute(ctx, stdout, stderr, prep, o, h)
+	return execute(ctx, stdout, stderr, prep, o, lf.format, h)
 }
 
 func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
@@ -218,9 +226,9 @@ func (f *localFlags) interviewer(stderr io.Writer) attractor.Interviewer {
 }
 
 // execute runs a prepared run with the report recorder listening, then
-// writes report.md and prints it. history is what a resumed run did
-// before it was interrupted; nil for a new run.
-func execute(ctx context.Context, stdout, stderr io.Writer, prep *runner.Prepared, o runner.LocalOptions, history *runner.History) int {
+// writes report.md and prints the report or its summary (format). history
+// is what a resumed run did before it was interrupted; nil for a new run.
+func execute(ctx context.Context, stdout, stderr io.Writer, prep *runner.Prepared, o runner.LocalOptions, format formatFlag, history *runner.History) int {
 	rec := checks.NewRecorder(prep.Pipeline, checks.RunInfo{Pipeline: prep.Name, RunID: prep.RunID, HeadSHA: prep.BaseSHA})
 	if history != nil {
 		rec.Seed(priorOf(history))
@@ -237,8 +245,7 @@ func execute(ctx context.Context, stdout, stderr io.Writer, prep *runner.Prepare
 	if werr := os.WriteFile(prep.Dir.Report(), []byte(report), 0o644); werr != nil {
 		fmt.Fprintf(stderr, "kilroy-bot: write report.md: %v\n", werr)
 	}
-	fmt.Fprint(stdout, report)
-	fmt.Fprintf(stderr, "kilroy: run directory %s, run branch %s\n", prep.Dir, prep.Branch)
+	printSummary(stdout, stderr, format, rec.View(), report, prep)
 	if res.Status != attractor.StatusSuccess {
 		return 1
 	}
