@@ -12,6 +12,7 @@ import (
 
 	"github.com/oklog/ulid/v2"
 
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 	"github.com/kilroy-bot/kilroy-bot/runner/gc"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
@@ -23,7 +24,7 @@ import (
 // the other's sweep skips its pass and deletes nothing; once the lock is
 // free it sweeps.
 func TestSweepOneReplicaAtATime(t *testing.T) {
-	gitPath(t)
+	gittest.Path(t)
 	url := pgtest.Start(t)
 	ctx := context.Background()
 	open := func() *queue.Queue {
@@ -77,7 +78,7 @@ func oldRunDir(t *testing.T, dataDir string, age time.Duration) string {
 	t.Helper()
 	at := time.Now().Add(-age)
 	dir := filepath.Join(dataDir, "runs", ulid.MustNew(ulid.Timestamp(at), rand.Reader).String())
-	writeFile(t, filepath.Join(dir, "report.md"), "done\n")
+	gittest.WriteFile(t, filepath.Join(dir, "report.md"), "done\n")
 	for _, p := range []string{filepath.Join(dir, "report.md"), dir} {
 		if err := os.Chtimes(p, at, at); err != nil {
 			t.Fatal(err)
