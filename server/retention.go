@@ -68,11 +68,33 @@ func (s *Server) Sweep(ctx context.Context, o RetentionOptions) (gc.Swept, error
 		return gc.Swept{}, err
 	}
 	opts := gc.SweepOptions{DataDir: s.o.DataDir, Retention: o.Retention, Queue: s.o.Queue, Git: git,
-		LockMirror: s.mirrorLocks.lock, Now: o.Now}
+		LockMirror: s.mirrorLocks.lock, Unpark: s.unpark, Now: o.Now}
 	if o.InstallationOf != nil {
 		opts.Remote = s.remoteGit(o.InstallationOf)
 	}
 	return gc.Sweep(ctx, opts)
+}
+
+// unpark removes the worktrees of mirror parked in the pool: each keeps
+// its last run's commit and files, which the sweep or an uninstall is
+// about to delete from the mirror.
+func (s *Server) unpark(ctx context.Context, mirror string) {
+	if s.o.Pool == nil {
+		return
+	}
+	if err := s.o.Pool.Drain(ctx, mirror); err != nil {
+		s.log.Warn("retention: remove parked worktrees", "mirror", mirror, "err", err)
+	}
+}
+
+// lockDrained is the lock of a mirror an uninstall deletes: the mirror's
+// lock, and then none of its worktrees left in the pool.
+func (s *Server) lockDrained(ctx context.Context) func(mirror string) (unlock func()) {
+	return func(mirror string) func() {
+		unlock := s.mirrorLocks.lock(mirror)
+		s.unpark(ctx, mirror)
+		return unlock
+	}
 }
 
 // remoteGit is a git with fresh tokens of the installation reaching a

@@ -77,7 +77,7 @@ func (s *Server) forgetTenant(ctx context.Context, t gc.Tenant, log *slog.Logger
 		return err
 	}
 	t.RunIDs = ids
-	removed, err := gc.RemoveTenant(s.o.DataDir, t, s.mirrorLocks.lock)
+	removed, err := gc.RemoveTenant(s.o.DataDir, t, s.lockDrained(ctx))
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,14 +26,17 @@ const artifactDOT = `digraph ci {
 
 const artifactBytes = 8 << 20
 
-// dataDirOf lists what the data dir holds of octo: run directories and
-// mirrors under mirrors/octo/, and the mirror's run branches.
+// dataDirOf lists what the data dir holds of octo: run directories,
+// worktrees parked in the pool (octo's is the only repository) and
+// mirrors under mirrors/octo/.
 func (e *e2e) dataDirOf() []string {
 	var out []string
 	dir := e.cfg.DataDir
-	runs, _ := os.ReadDir(filepath.Join(dir, "runs"))
-	for _, r := range runs {
-		out = append(out, "runs/"+r.Name())
+	for _, sub := range []string{"runs", "pool"} {
+		entries, _ := os.ReadDir(filepath.Join(dir, sub))
+		for _, r := range entries {
+			out = append(out, sub+"/"+r.Name())
+		}
 	}
 	mirrors, _ := filepath.Glob(filepath.Join(dir, "mirrors", e2eOwner, "*"))
 	for _, m := range mirrors {
@@ -154,7 +158,8 @@ func TestServeE2EUninstall(t *testing.T) {
 			going := e.repo.Commit(t, "feature-2", map[string]string{"README.md": "two\n"}, "two")
 			e.deliver("pull_request", e.openPR("opened", pr{number: 2, sha: going}))
 			e.waitNode(going, "vet")
-			if got := e.dataDirOf(); len(got) != 3 {
+			got := e.dataDirOf()
+			if n := len(slices.DeleteFunc(slices.Clone(got), func(p string) bool { return strings.HasPrefix(p, "pool/") })); n != 3 {
 				t.Fatalf("data dir before the uninstall: %v; want two runs and the mirror", got)
 			}
 

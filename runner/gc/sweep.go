@@ -45,6 +45,11 @@ type SweepOptions struct {
 	// or collects it. Without it (another process than the server sweeps)
 	// collection keeps unreachable objects younger than an hour.
 	LockMirror func(dir string) (unlock func())
+	// Unpark, when set, removes the server's parked worktrees of a mirror
+	// (its warm pool) before the sweep collects or deletes the mirror:
+	// they hold their last run's commit, and any worktree makes the
+	// collection keep unreachable objects for two weeks.
+	Unpark func(ctx context.Context, dir string)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// DryRun lists in Swept what the sweep would delete and deletes,

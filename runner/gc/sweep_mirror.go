@@ -93,15 +93,15 @@ func readMirror(ctx context.Context, o SweepOptions, m mirror) (*mirrorState, er
 // finishMirror deletes the mirror when it expired, else collects it when
 // branches went.
 func finishMirror(ctx context.Context, o SweepOptions, m mirror, st *mirrorState, res *Swept) error {
+	if o.Unpark != nil && (st.deleted > 0 || expired(st.lastUse, o.Now(), o.Retention.Mirrors, anyActive(st))) {
+		o.Unpark(ctx, m.dir)
+	}
 	trees, err := o.Git.LinkedWorktrees(ctx, m.dir)
 	if err != nil {
 		res.Failed = append(res.Failed, fmt.Errorf("mirror %s: %w", m.repo, err))
 		return nil
 	}
-	inUse := len(trees) > 0
-	for _, a := range st.active {
-		inUse = inUse || a
-	}
+	inUse := len(trees) > 0 || anyActive(st)
 	if expired(st.lastUse, o.Now(), o.Retention.Mirrors, inUse) {
 		if o.DryRun {
 			res.Mirrors = append(res.Mirrors, m.repo)
@@ -124,6 +124,16 @@ func finishMirror(ctx context.Context, o SweepOptions, m mirror, st *mirrorState
 	}
 	res.Collected = append(res.Collected, m.repo)
 	return nil
+}
+
+// anyActive says whether the queue calls a run of the mirror's active.
+func anyActive(st *mirrorState) bool {
+	for _, a := range st.active {
+		if a {
+			return true
+		}
+	}
+	return false
 }
 
 // pruneExpire is how old an unreachable object must be for the collection

@@ -18,19 +18,22 @@ import (
 // v2 without delegation, a read-only cgroupfs) rlimits alone apply.
 type cgroupRoot struct {
 	pids, memory string
+	limits       Limits
+	spare        chan *nodeCgroup // made ahead of need; see take
+	filling      atomic.Bool
 }
 
 var cgroupSeq atomic.Uint64
 
 // findCgroupRoot returns the writable v1 pids and memory hierarchies of
-// this process's cgroups, or nil.
-func findCgroupRoot() *cgroupRoot {
+// this process's cgroups, for nodes under limits l, or nil.
+func findCgroupRoot(l Limits) *cgroupRoot {
 	f, err := os.Open("/proc/self/cgroup")
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	r := &cgroupRoot{}
+	r := &cgroupRoot{limits: l, spare: make(chan *nodeCgroup, spareCgroups)}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		parts := strings.SplitN(sc.Text(), ":", 3)
@@ -50,6 +53,7 @@ func findCgroupRoot() *cgroupRoot {
 	if r.pids == "" {
 		return nil // the process count is what rlimits cannot bound for root
 	}
+	r.removeStale()
 	return r
 }
 
@@ -77,10 +81,11 @@ type cgroupEvents struct {
 	oomKills int // processes the kernel killed at the memory limit
 }
 
-func (r *cgroupRoot) create(l Limits) (*nodeCgroup, error) {
+func (r *cgroupRoot) create() (*nodeCgroup, error) {
 	if r == nil {
 		return nil, nil
 	}
+	l := r.limits
 	name := fmt.Sprintf("kilroy-%d-%d", os.Getpid(), cgroupSeq.Add(1))
 	cg := &nodeCgroup{}
 	add := func(root string, settings map[string]string) error {
@@ -127,18 +132,23 @@ func (cg *nodeCgroup) join(pid int) error {
 	return nil
 }
 
-// finish reads what the cgroup counted and kills anything left in it. The
-// kernel reaps a dead pid namespace asynchronously, so the empty cgroups
-// are removed in the background rather than waited for.
-func (cg *nodeCgroup) finish() cgroupEvents {
+// finish ends the node's cgroups. After a clean exit (status 0, no
+// signal) there is nothing to read or kill: bwrap's monitor exited
+// normally, which it does only once the node's pid namespace is empty (its
+// init ends last, after the kernel has killed the rest). Otherwise it
+// reads what the cgroups counted, for LimitHit, and kills anything left in
+// them at once. Either way the cgroups are removed in the background.
+func (cg *nodeCgroup) finish(clean bool) cgroupEvents {
 	var ev cgroupEvents
 	if cg == nil {
 		return ev
 	}
 	for _, d := range cg.dirs {
-		ev.pidsMax += readCounter(filepath.Join(d, "pids.events"), "max")
-		ev.oomKills += readCounter(filepath.Join(d, "memory.oom_control"), "oom_kill")
-		killAll(filepath.Join(d, "cgroup.procs"))
+		if !clean {
+			ev.pidsMax += readCounter(filepath.Join(d, "pids.events"), "max")
+			ev.oomKills += readCounter(filepath.Join(d, "memory.oom_control"), "oom_kill")
+			killAll(filepath.Join(d, "cgroup.procs"))
+		}
 	}
 	go cg.remove()
 	return ev

@@ -47,20 +47,21 @@ type Config struct {
 // mount namespace built by Jail, resource limits, and every process killed
 // when the node's main process ends. It is safe for concurrent use.
 type Sandbox struct {
-	bwrap         string
-	noNetwork     bool
-	limits        Limits
-	hidden        []string
-	readOnly      []string
-	passwd, group string
-	etcMasks      []string // /etc entries a non-root user could not read
-	cgroups       *cgroupRoot
+	bwrap     string
+	noNetwork bool
+	limits    Limits
+	hidden    []string
+	readOnly  []string
+	etc       string   // the /etc nodes see (etcView)
+	etcLock   *os.File // holds etc for the Sandbox's life
+	paths     *pathCache
+	cgroups   *cgroupRoot
 }
 
 // New prepares a Sandbox; it does not check that namespaces work (see
 // SelfTest).
 func New(cfg Config) (*Sandbox, error) {
-	s := &Sandbox{noNetwork: cfg.NoNetwork, limits: cfg.Limits.withDefaults()}
+	s := &Sandbox{noNetwork: cfg.NoNetwork, limits: cfg.Limits.withDefaults(), paths: newPathCache(pathTTL)}
 	var err error
 	if s.bwrap, err = findTool(cfg.Bwrap, "bwrap", cfg.PATH,
 		"install bubblewrap (Debian and Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"); err != nil {
@@ -84,11 +85,10 @@ func New(cfg Config) (*Sandbox, error) {
 	if cfg.StateDir == "" {
 		return nil, errors.New("sandbox: Config.StateDir is required (a directory the bot owns)")
 	}
-	if s.passwd, s.group, err = writeIdentity(cfg.StateDir); err != nil {
+	if s.etc, s.etcLock, err = etcView(cfg.StateDir, "/etc", s.hidden); err != nil {
 		return nil, err
 	}
-	s.etcMasks = unreadableUnder("/etc", 3)
-	s.cgroups = findCgroupRoot()
+	s.cgroups = findCgroupRoot(s.limits)
 	return s, nil
 }
 
@@ -130,57 +130,22 @@ func findTool(given, name, pathList, fix string) (string, error) {
 	return filepath.Abs(p)
 }
 
-// writeIdentity writes the passwd and group files nodes see: root and the
-// jail user, nothing of the host's accounts.
-func writeIdentity(dir string) (passwd, group string, err error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", "", fmt.Errorf("sandbox: state dir: %w", err)
-	}
+// writeIdentity writes the passwd and group files nodes see into dir:
+// root and the jail user, nothing of the host's accounts.
+func writeIdentity(dir string) error {
 	uid, gid := strconv.Itoa(JailUID), strconv.Itoa(JailGID)
-	passwd, group = filepath.Join(dir, "passwd"), filepath.Join(dir, "group")
 	files := map[string]string{
-		passwd: "root:x:0:0:root:/root:/bin/sh\n" +
+		"passwd": "root:x:0:0:root:/root:/bin/sh\n" +
 			JailUser + ":x:" + uid + ":" + gid + ":kilroy-bot node:/home/" + JailUser + ":/bin/sh\n" +
 			"nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
-		group: "root:x:0:\n" + JailUser + ":x:" + gid + ":\nnogroup:x:65534:\n",
+		"group": "root:x:0:\n" + JailUser + ":x:" + gid + ":\nnogroup:x:65534:\n",
 	}
-	for p, body := range files {
-		if err := safefile.WriteFile(p, []byte(body)); err != nil {
-			return "", "", fmt.Errorf("sandbox: %w", err)
+	for name, body := range files {
+		if err := safefile.WriteFile(filepath.Join(dir, name), []byte(body)); err != nil {
+			return fmt.Errorf("sandbox: %w", err)
 		}
 	}
-	return passwd, group, nil
-}
-
-// unreadableUnder lists the entries below dir (to depth levels) that the
-// jail user could not read on the host: mode bits without "other" read,
-// such as /etc/shadow and SSH host keys. Inside a user namespace owned by
-// root the owner bits would apply to the jail user, so these are masked.
-func unreadableUnder(dir string, depth int) []string {
-	var out []string
-	var walk func(d string, level int)
-	walk = func(d string, level int) {
-		ents, err := os.ReadDir(d)
-		if err != nil {
-			return
-		}
-		for _, e := range ents {
-			p := filepath.Join(d, e.Name())
-			fi, err := os.Lstat(p)
-			if err != nil || fi.Mode()&os.ModeSymlink != 0 {
-				continue
-			}
-			if fi.Mode().Perm()&0o004 == 0 {
-				out = append(out, p)
-				continue
-			}
-			if fi.IsDir() && level < depth {
-				walk(p, level+1)
-			}
-		}
-	}
-	walk(dir, 1)
-	return out
+	return nil
 }
 
 // canonical cleans an absolute path and resolves its symlinks where it
@@ -231,18 +196,32 @@ func (j *Jail) wrap(env []string, dir string, argv []string) ([]string, *jailSta
 
 // namespaceArgs are bwrap's options besides the mounts: every namespace
 // but the network's (unless the policy turns it off), the jail user, a
-// fresh /proc of the node's own pid namespace, a minimal /dev, and the
-// sandbox killed with the bot.
+// fresh /proc of the node's own pid namespace, a minimal /dev (devArgs),
+// and the sandbox killed with the bot.
 func (s *Sandbox) namespaceArgs() []string {
 	a := []string{"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"}
 	if s.noNetwork {
 		a = append(a, "--unshare-net")
 	}
-	return append(a,
+	a = append(a,
 		"--uid", strconv.Itoa(JailUID), "--gid", strconv.Itoa(JailGID),
 		"--hostname", "kilroy-sandbox",
 		"--die-with-parent",
-		"--proc", "/proc", "--dev", "/dev")
+		"--proc", "/proc")
+	return append(a, devArgs...)
+}
+
+// devArgs make the jail's /dev: the four devices programs use, /dev/random
+// as a link to urandom (the same device since Linux 5.6), the descriptor
+// links and an empty /dev/shm. bwrap's --dev would add /dev/tty and a
+// private devpts (a node has no terminal) at two more binds: every bind
+// costs each start a pass over the mount table.
+var devArgs = []string{
+	"--dev-bind", "/dev/null", "/dev/null", "--dev-bind", "/dev/zero", "/dev/zero",
+	"--dev-bind", "/dev/full", "/dev/full", "--dev-bind", "/dev/urandom", "/dev/urandom",
+	"--symlink", "urandom", "/dev/random", "--symlink", "/proc/self/fd", "/dev/fd",
+	"--symlink", "/proc/self/fd/0", "/dev/stdin", "--symlink", "/proc/self/fd/1", "/dev/stdout",
+	"--symlink", "/proc/self/fd/2", "/dev/stderr", "--dir", "/dev/shm",
 }
 
 // cacheVars name the caches a node writes through (module downloads,

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 )
@@ -30,8 +31,8 @@ type mount struct {
 	dst  string
 }
 
-// systemDirs are shown read-only; /etc comes with its unreadable entries
-// masked. Nothing else of the host is there unless a Jail names it.
+// systemDirs are shown read-only; /etc as the Sandbox's view of it
+// (etcView). Nothing else of the host is there unless a Jail names it.
 var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/etc"}
 
 // toolchainVars name directories a node reads its toolchains from; they
@@ -56,35 +57,32 @@ func (j *Jail) plan(env []string) ([]mount, error) {
 				return nil, fmt.Errorf("sandbox: %w", err)
 			}
 			ms = append(ms, mount{kind: mSymlink, src: target, dst: d})
+		case d == "/etc":
+			ms = append(ms, mount{kind: mROBind, src: s.etc, dst: d})
 		case fi.IsDir():
 			ms = append(ms, mount{kind: mROBind, src: d, dst: d})
 		}
 	}
-	for _, m := range s.etcMasks {
-		ms = append(ms, maskOf(m))
-	}
-	ms = append(ms, mount{kind: mROBind, src: s.passwd, dst: "/etc/passwd"},
-		mount{kind: mROBind, src: s.group, dst: "/etc/group"},
-		mount{kind: mTmpfs, dst: "/tmp"}, mount{kind: mSymlink, src: "/tmp", dst: "/var/tmp"})
-	if home, ok := Lookup(env, "HOME"); ok && filepath.IsAbs(home) && home != "/" && !j.writable(canonical(home)) {
-		ms = append(ms, mount{kind: mTmpfs, dst: canonical(home)})
+	ms = append(ms, mount{kind: mTmpfs, dst: "/tmp"}, mount{kind: mSymlink, src: "/tmp", dst: "/var/tmp"})
+	if home, ok := Lookup(env, "HOME"); ok && filepath.IsAbs(home) && home != "/" {
+		if h := s.paths.resolve(home).canon; !j.writable(h) {
+			ms = append(ms, mount{kind: mTmpfs, dst: h})
+		}
 	}
 	path, _ := Lookup(env, "PATH")
 	for _, d := range filepath.SplitList(path) {
-		ms = appendExisting(ms, mROBind, d)
+		ms = s.bind(ms, mROBind, d)
 	}
 	for _, v := range toolchainVars {
 		if d, ok := Lookup(env, v); ok {
-			ms = appendExisting(ms, mROBind, d)
+			ms = s.bind(ms, mROBind, d)
 		}
 	}
 	for _, d := range j.ReadOnly {
-		ms = appendExisting(ms, mROBind, d)
+		ms = s.bind(ms, mROBind, d)
 	}
 	for _, d := range j.Caches {
-		if err := os.MkdirAll(d, 0o755); err == nil {
-			ms = appendExisting(ms, mRWBind, d)
-		}
+		ms = s.bindCache(ms, d)
 	}
 	for _, d := range append([]string{j.Workspace}, j.Writable...) {
 		if d == "" {
@@ -93,7 +91,7 @@ func (j *Jail) plan(env []string) ([]mount, error) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("sandbox: writable dir: %w", err)
 		}
-		ms = appendExisting(ms, mRWBind, d)
+		ms = s.bind(ms, mRWBind, d)
 	}
 	ms = append(ms, s.masks(ms)...)
 	git, err := gitMounts(j.Workspace)
@@ -110,21 +108,51 @@ func (j *Jail) plan(env []string) ([]mount, error) {
 // tmpfs that would hide it. Any other HOME (the host's) stays hidden.
 func (j *Jail) writable(p string) bool {
 	for _, d := range j.Writable {
-		if d != "" && within(p, canonical(d)) {
+		if d != "" && within(p, j.Sandbox.paths.resolve(d).canon) {
 			return true
 		}
 	}
 	return false
 }
 
-func maskOf(p string) mount {
-	if fi, err := os.Lstat(p); err == nil && fi.IsDir() {
-		return mount{kind: mMaskDir, dst: p}
+// bind adds a bind of d when it is an absolute path that exists, as far
+// as the Sandbox knows (see pathCache). Nothing is bound over /etc: the
+// view shows all of it a node may see.
+func (s *Sandbox) bind(ms []mount, kind mountKind, d string) []mount {
+	if !filepath.IsAbs(d) {
+		return ms
 	}
-	return mount{kind: mMaskFile, src: "/dev/null", dst: p}
+	if info := s.paths.resolve(d); info.exists && !within(info.canon, "/etc") {
+		ms = append(ms, mount{kind: kind, src: info.canon, dst: info.canon})
+	}
+	return ms
 }
 
-// appendExisting adds a bind of d when it is an absolute, existing path.
+// bindCache adds a read-write bind of cache directory d, created when
+// missing.
+func (s *Sandbox) bindCache(ms []mount, d string) []mount {
+	if !filepath.IsAbs(d) {
+		return ms
+	}
+	if !s.paths.resolve(d).exists {
+		if os.MkdirAll(d, 0o755) != nil {
+			return ms
+		}
+		s.paths.refresh(d, time.Now())
+	}
+	return s.bind(ms, mRWBind, d)
+}
+
+// maskOf hides dst, where the jail would show host path shown.
+func maskOf(shown, dst string) mount {
+	if fi, err := os.Lstat(shown); err == nil && fi.IsDir() {
+		return mount{kind: mMaskDir, dst: dst}
+	}
+	return mount{kind: mMaskFile, src: "/dev/null", dst: dst}
+}
+
+// appendExisting adds a bind of d when it is an absolute, existing path,
+// looked up now.
 func appendExisting(ms []mount, kind mountKind, d string) []mount {
 	if !filepath.IsAbs(d) {
 		return ms
@@ -136,15 +164,18 @@ func appendExisting(ms []mount, kind mountKind, d string) []mount {
 	return append(ms, mount{kind: kind, src: c, dst: c})
 }
 
-// masks hides every hidden path that some bind would expose.
+// masks hides every hidden path that some bind would expose: a bind whose
+// source has something at the hidden path's place.
 func (s *Sandbox) masks(ms []mount) []mount {
 	var out []mount
 	for _, h := range s.hidden {
 		for _, m := range ms {
-			if (m.kind == mROBind || m.kind == mRWBind) && within(h, m.dst) {
-				if _, err := os.Lstat(h); err == nil {
-					out = append(out, maskOf(h))
-				}
+			if (m.kind != mROBind && m.kind != mRWBind) || !within(h, m.dst) {
+				continue
+			}
+			shown := filepath.Join(m.src, strings.TrimPrefix(h, m.dst))
+			if _, err := os.Lstat(shown); err == nil {
+				out = append(out, maskOf(shown, h))
 				break
 			}
 		}
@@ -272,10 +303,12 @@ func args(ms []mount, tmpSize int64) []string {
 		switch m.kind {
 		case mSymlink:
 			a = append(a, "--symlink", m.src, m.dst)
-		case mROBind, mROGit:
-			a = append(a, "--ro-bind", m.src, m.dst)
+		case mROBind:
+			a = append(a, "--ro-bind-try", m.src, m.dst) // see pathCache
 		case mRWBind:
-			a = append(a, "--bind", m.src, m.dst)
+			a = append(a, "--bind-try", m.src, m.dst)
+		case mROGit:
+			a = append(a, "--ro-bind", m.src, m.dst)
 		case mTmpfs:
 			if tmpSize > 0 {
 				a = append(a, "--size", strconv.FormatInt(tmpSize, 10))

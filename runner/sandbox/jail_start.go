@@ -28,7 +28,7 @@ func newJailStart(s *Sandbox) (*jailStart, error) {
 		js.close()
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	if js.cg, err = s.cgroups.create(s.limits); err != nil {
+	if js.cg, err = s.cgroups.take(); err != nil {
 		js.close()
 		return nil, err
 	}

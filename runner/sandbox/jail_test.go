@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // newTestSandbox returns a Sandbox, or skips saying why bubblewrap cannot
@@ -21,7 +23,10 @@ func newTestSandbox(t *testing.T, cfg Config) *Sandbox {
 		cfg.PATH = HostEnv()["PATH"]
 	}
 	if cfg.StateDir == "" {
-		cfg.StateDir = filepath.Join(t.TempDir(), "sandbox-state")
+		// Shared by the tests (and test runs): they then share one view of
+		// /etc, as the Sandboxes of one bot do, instead of copying /etc
+		// each.
+		cfg.StateDir = filepath.Join(os.TempDir(), "kilroy-sandbox-test-state")
 	}
 	s, err := New(cfg)
 	if err != nil {
@@ -408,6 +413,35 @@ func TestJailProgramFromNodeModules(t *testing.T) {
 	res, err := Run(context.Background(), Cmd{Argv: []string{bin}, Dir: j.Workspace, Env: jailEnv(), Stdout: &out, Stderr: &out, Jail: j})
 	if err != nil || res.ExitCode != 0 || out.String() != "hello from the package\n" {
 		t.Errorf("run %s: %v, exit %d, output %q; want the package's greeting", bin, err, res.ExitCode, out.String())
+	}
+}
+
+// The jail's /dev has the devices programs use, the descriptor links and a
+// writable /dev/shm, and nothing of the host's devices; it costs no mount
+// besides the four device binds.
+func TestJailDev(t *testing.T) {
+	s := newTestSandbox(t, Config{})
+	j := &Jail{Sandbox: s, Workspace: t.TempDir()}
+	var out bytes.Buffer
+	res, err := Run(context.Background(), Cmd{Argv: []string{"bash", "-c", `
+		[ "$(hostname)" = kilroy-sandbox ] || { echo UNJAILED; exit 99; }
+		echo discarded > /dev/null && echo null
+		[ "$(head -c 4 /dev/zero | od -An -tx1 | tr -d ' ')" = 00000000 ] && echo zero
+		[ "$(head -c 16 /dev/urandom | wc -c)" = 16 ] && [ "$(head -c 16 /dev/random | wc -c)" = 16 ] && echo random
+		echo x 2>/dev/null > /dev/full || echo full
+		cat <(echo fd) && echo stdout > /dev/stdout
+		echo shm > /dev/shm/x && cat /dev/shm/x
+		ls /dev | tr '\n' ' '; echo
+		awk '$5 ~ "^/dev(/|$)" { print "MOUNT " $5 }' /proc/self/mountinfo`},
+		Dir: j.Workspace, Env: jailEnv(), Stdout: &out, Stderr: &out, Jail: j})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("Run: %v, exit %d:\n%s", err, res.ExitCode, out.String())
+	}
+	want := "null\nzero\nrandom\nfull\nfd\nstdout\nshm\n" +
+		"fd full null random shm stderr stdin stdout urandom zero \n" +
+		"MOUNT /dev/null\nMOUNT /dev/zero\nMOUNT /dev/full\nMOUNT /dev/urandom\n"
+	if diff := cmp.Diff(out.String(), want); diff != "" {
+		t.Errorf("/dev in the jail (-got +want):\n%s", diff)
 	}
 }
 

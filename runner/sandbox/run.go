@@ -112,7 +112,7 @@ func run(ctx context.Context, c Cmd, path string) (res Result, err error) {
 		}
 		lim := c.Jail.Sandbox.limits
 		res.limits = &lim
-		defer func() { res.events = js.cg.finish() }()
+		defer func() { res.events = js.cg.finish(res.ExitCode == 0 && res.Signal == 0) }()
 	}
 	cmd := exec.Command(argv[0])
 	cmd.Args = argv

@@ -228,6 +228,28 @@ func (p *Pool) expire(e *parked) {
 	_ = p.discard(ctx, e.repo, e.dir) // a failure leaves it to New
 }
 
+// Drain removes every parked worktree of repoDir: a parked worktree keeps
+// its last run's files and commit, which a retention sweep or an
+// uninstall is about to delete from the mirror.
+func (p *Pool) Drain(ctx context.Context, repoDir string) error {
+	p.mu.Lock()
+	var out []*parked
+	for i := 0; i < len(p.parked); {
+		if e := p.parked[i]; e.repo == repoDir {
+			p.drop(i)
+			out = append(out, e)
+			continue
+		}
+		i++
+	}
+	p.mu.Unlock()
+	var errs []error
+	for _, e := range out {
+		errs = append(errs, p.discard(ctx, e.repo, e.dir))
+	}
+	return errors.Join(errs...)
+}
+
 // Close removes every parked worktree.
 func (p *Pool) Close(ctx context.Context) error {
 	p.mu.Lock()
