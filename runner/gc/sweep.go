@@ -53,7 +53,7 @@ type SweepOptions struct {
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// DryRun lists in Swept what the sweep would delete and deletes,
-	// collects and locks nothing.
+	// collects, unparks and locks nothing.
 	DryRun bool
 
 	lockedByServer bool // LockMirror was given

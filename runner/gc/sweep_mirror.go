@@ -93,7 +93,7 @@ func readMirror(ctx context.Context, o SweepOptions, m mirror) (*mirrorState, er
 // finishMirror deletes the mirror when it expired, else collects it when
 // branches went.
 func finishMirror(ctx context.Context, o SweepOptions, m mirror, st *mirrorState, res *Swept) error {
-	if o.Unpark != nil && (st.deleted > 0 || expired(st.lastUse, o.Now(), o.Retention.Mirrors, anyActive(st))) {
+	if o.Unpark != nil && !o.DryRun && (st.deleted > 0 || expired(st.lastUse, o.Now(), o.Retention.Mirrors, anyActive(st))) {
 		o.Unpark(ctx, m.dir)
 	}
 	trees, err := o.Git.LinkedWorktrees(ctx, m.dir)
