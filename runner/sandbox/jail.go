@@ -184,7 +184,15 @@ func (j *Jail) wrap(env []string, dir string, argv []string) ([]string, *jailSta
 		return nil, nil, err
 	}
 	out := append([]string{s.bwrap}, s.namespaceArgs()...)
-	out = append(out, args(ms, s.limits.MemoryBytes/2)...)
+	tmpSize := s.limits.MemoryBytes / 2
+	out = append(out, args(ms, tmpSize)...)
+	out = append(out, shmArgs(tmpSize)...)
+	// bwrap's root is a tmpfs of the kernel's default size (half the
+	// host's memory) that the jail user may write; nothing is meant to be
+	// written there, and where no cgroup charges tmpfs pages to the node
+	// it would be memory without a bound. Made read-only after the mounts
+	// above made their mount points in it.
+	out = append(out, "--remount-ro", "/")
 	if dir != "" {
 		out = append(out, "--chdir", dir)
 	}
@@ -213,7 +221,7 @@ func (s *Sandbox) namespaceArgs() []string {
 
 // devArgs make the jail's /dev: the four devices programs use, /dev/random
 // as a link to urandom (the same device since Linux 5.6), the descriptor
-// links and an empty /dev/shm. bwrap's --dev would add /dev/tty and a
+// links (/dev/shm is a bounded tmpfs: shmArgs). bwrap's --dev would add /dev/tty and a
 // private devpts (a node has no terminal) at two more binds: every bind
 // costs each start a pass over the mount table.
 var devArgs = []string{
@@ -221,7 +229,20 @@ var devArgs = []string{
 	"--dev-bind", "/dev/full", "/dev/full", "--dev-bind", "/dev/urandom", "/dev/urandom",
 	"--symlink", "urandom", "/dev/random", "--symlink", "/proc/self/fd", "/dev/fd",
 	"--symlink", "/proc/self/fd/0", "/dev/stdin", "--symlink", "/proc/self/fd/1", "/dev/stdout",
-	"--symlink", "/proc/self/fd/2", "/dev/stderr", "--dir", "/dev/shm",
+	"--symlink", "/proc/self/fd/2", "/dev/stderr",
+}
+
+// shmMax bounds /dev/shm, as container engines do by default.
+const shmMax = 64 << 20
+
+// shmArgs make /dev/shm a tmpfs of its own holding at most shmMax bytes,
+// or tmpSize when that is smaller (0: no memory limit, shmMax).
+func shmArgs(tmpSize int64) []string {
+	size := int64(shmMax)
+	if tmpSize > 0 && tmpSize < size {
+		size = tmpSize
+	}
+	return []string{"--size", strconv.FormatInt(size, 10), "--tmpfs", "/dev/shm"}
 }
 
 // cacheVars name the caches a node writes through (module downloads,

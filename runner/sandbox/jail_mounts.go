@@ -71,21 +71,27 @@ func (j *Jail) plan(env []string) ([]mount, error) {
 	}
 	path, _ := Lookup(env, "PATH")
 	for _, d := range filepath.SplitList(path) {
-		ms = s.bind(ms, mROBind, d)
+		if !j.plantedLink(d) {
+			ms = s.bind(ms, mROBind, d)
+		}
 	}
 	for _, v := range toolchainVars {
-		if d, ok := Lookup(env, v); ok {
+		if d, ok := Lookup(env, v); ok && !j.plantedLink(d) {
 			ms = s.bind(ms, mROBind, d)
 		}
 	}
 	for _, d := range j.ReadOnly {
-		ms = s.bind(ms, mROBind, d)
+		if !j.plantedLink(d) {
+			ms = s.bind(ms, mROBind, d)
+		}
 	}
 	for _, d := range j.Caches {
-		ms = s.bindCache(ms, d)
+		if !j.plantedLink(d) {
+			ms = s.bindCache(ms, d)
+		}
 	}
 	for _, d := range append([]string{j.Workspace}, j.Writable...) {
-		if d == "" {
+		if d == "" || j.plantedLink(d) {
 			continue
 		}
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -100,6 +106,47 @@ func (j *Jail) plan(env []string) ([]mount, error) {
 	}
 	ms = append(ms, git...)
 	return order(ms), nil
+}
+
+// plantedLink reports whether d lies below a directory nodes may write
+// (a cache, the worktree, a writable directory) through a symbolic link
+// found there now. A node may have planted it so that a later jail binds
+// what it points to, a host directory no jail may show, or so that the
+// bot makes a directory there; such a path is neither made nor bound. It
+// is looked up afresh for every jail: the path cache's view may be older
+// than the link. (A node running at the same time could still swap a link
+// in between this check and bwrap's mount: caches are shared, see the
+// threat model.)
+func (j *Jail) plantedLink(d string) bool {
+	if !filepath.IsAbs(d) {
+		return false
+	}
+	d = filepath.Clean(d)
+	for _, r := range append(append([]string{j.Workspace}, j.Writable...), j.Caches...) {
+		if r == "" || !filepath.IsAbs(r) {
+			continue
+		}
+		r = filepath.Clean(r)
+		if d == r || !within(d, r) {
+			continue
+		}
+		rel, err := filepath.Rel(r, d)
+		if err != nil {
+			continue
+		}
+		p := r
+		for _, part := range strings.Split(rel, string(filepath.Separator)) {
+			p = filepath.Join(p, part)
+			fi, err := os.Lstat(p)
+			if err != nil {
+				break // missing from here on: nothing planted below
+			}
+			if fi.Mode()&os.ModeSymlink != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // writable reports whether p is inside one of the Writable directories: a

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -418,7 +419,7 @@ func TestJailProgramFromNodeModules(t *testing.T) {
 
 // The jail's /dev has the devices programs use, the descriptor links and a
 // writable /dev/shm, and nothing of the host's devices; it costs no mount
-// besides the four device binds.
+// besides the four device binds and /dev/shm's tmpfs.
 func TestJailDev(t *testing.T) {
 	s := newTestSandbox(t, Config{})
 	j := &Jail{Sandbox: s, Workspace: t.TempDir()}
@@ -439,7 +440,7 @@ func TestJailDev(t *testing.T) {
 	}
 	want := "null\nzero\nrandom\nfull\nfd\nstdout\nshm\n" +
 		"fd full null random shm stderr stdin stdout urandom zero \n" +
-		"MOUNT /dev/null\nMOUNT /dev/zero\nMOUNT /dev/full\nMOUNT /dev/urandom\n"
+		"MOUNT /dev/null\nMOUNT /dev/zero\nMOUNT /dev/full\nMOUNT /dev/urandom\nMOUNT /dev/shm\n"
 	if diff := cmp.Diff(out.String(), want); diff != "" {
 		t.Errorf("/dev in the jail (-got +want):\n%s", diff)
 	}
@@ -470,5 +471,60 @@ func TestJailHomeInsideWritableDir(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(home, ".cli", "session.log")); string(b) != "session\n" {
 		t.Errorf("what the process wrote in its HOME: %q, %v; want it kept in the stage directory", b, err)
+	}
+}
+
+// Nothing but the mounts made for it is writable in the jail: bwrap's root
+// tmpfs (the kernel's default size, half the host's memory) is read-only,
+// and /dev/shm holds at most shmMax bytes, so a node without a memory
+// cgroup cannot turn either into memory without a bound.
+func TestJailRootIsReadOnly(t *testing.T) {
+	s := newTestSandbox(t, Config{})
+	j := &Jail{Sandbox: s, Workspace: t.TempDir()}
+	var out bytes.Buffer
+	res, err := Run(context.Background(), Cmd{Argv: []string{"bash", "-c", `
+		[ "$(hostname)" = kilroy-sandbox ] || { echo UNJAILED; exit 99; }
+		for d in / /dev /proc/.. /nonexistent-parent; do
+			mkdir -p "$d/x" 2>/dev/null && echo "WROTE $d"
+		done
+		{ echo x > /x; } 2>/dev/null && echo "WROTE /x"
+		echo tmp > /tmp/x && echo tmp
+		head -c $((` + strconv.Itoa(shmMax) + ` - 1048576)) /dev/zero > /dev/shm/fits && echo shm
+		head -c 2097152 /dev/zero > /dev/shm/over 2>/dev/null || echo shm-full`},
+		Dir: j.Workspace, Env: jailEnv(), Stdout: &out, Stderr: &out, Jail: j})
+	if err != nil || res.ExitCode != 0 {
+		t.Fatalf("Run: %v, exit %d:\n%s", err, res.ExitCode, out.String())
+	}
+	if diff := cmp.Diff(out.String(), "tmp\nshm\nshm-full\n"); diff != "" {
+		t.Errorf("writes in the jail (-got +want):\n%s", diff)
+	}
+}
+
+// A link a node planted in a directory it may write (a shared cache) where
+// a cache or PATH directory of a later jail will be looked up does not
+// make that jail bind what the link points to, a host directory no jail
+// may show, nor make the bot create a directory there.
+func TestJailRefusesPlantedLinks(t *testing.T) {
+	s := newTestSandbox(t, Config{})
+	host := t.TempDir() // not shown in any jail: the jail's /tmp is its own
+	if err := os.WriteFile(filepath.Join(host, "secret"), []byte("HOST-SECRET\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cache := filepath.Join(t.TempDir(), "gopath")
+	j := &Jail{Sandbox: s, Workspace: t.TempDir(), Caches: []string{cache}}
+	// The first node plants links where GOMODCACHE and GOPATH/bin would be.
+	if res, out := jailRun(t, context.Background(), j,
+		`ln -s `+host+` `+cache+`/pkg && ln -s `+host+` `+cache+`/bin && echo planted`); res.ExitCode != 0 || !strings.Contains(out, "planted") {
+		t.Fatalf("planting: exit %d: %s", res.ExitCode, out)
+	}
+	next := &Jail{Sandbox: s, Workspace: t.TempDir(), Caches: []string{cache, cache + "/pkg/mod"},
+		ReadOnly: []string{cache + "/bin"}}
+	res, out := jailRun(t, context.Background(), next,
+		`cat `+host+`/secret 2>/dev/null; cat `+cache+`/pkg/mod/../secret 2>/dev/null; ls `+host+` 2>/dev/null; echo done`)
+	if res.ExitCode != 0 || strings.Contains(out, "HOST-SECRET") || strings.Contains(out, "secret") {
+		t.Errorf("the next jail shows the host directory a node linked to (exit %d):\n%s", res.ExitCode, out)
+	}
+	if _, err := os.Stat(filepath.Join(host, "mod")); err == nil {
+		t.Errorf("the bot made %s/mod through the planted link", host)
 	}
 }
