@@ -83,7 +83,7 @@ func testCINodeTemplateRuns(t *testing.T, sb *sandbox.Sandbox) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			files := with(nodePackage, "hello.js", tt.hello)
-			res := runGraph(t, sb, newRepo(t, "ci-node", files), "ci", nil)
+			res := runGraph(t, sb, newRepo(t, "ci-node", files), "ci", nil, nil)
 			checkRun(t, res, tt.wantStatus, tt.wantFailed, tt.wantCompleted)
 		})
 	}

@@ -63,14 +63,18 @@ func testSandbox(t *testing.T) *sandbox.Sandbox {
 }
 
 // runGraph runs pipeline graph of repo locally, through sb when not nil,
-// with the agent newAgent builds (nil for none).
-func runGraph(t *testing.T, sb *sandbox.Sandbox, repo, graph string, newAgent runner.AgentFactory) *attractor.RunResult {
+// with host as the bot's environment (nil: the test's own) and the agent
+// newAgent builds (nil for none).
+func runGraph(t *testing.T, sb *sandbox.Sandbox, repo, graph string, host map[string]string, newAgent runner.AgentFactory) *attractor.RunResult {
 	t.Helper()
+	if host == nil {
+		host = sandbox.HostEnv()
+	}
 	_, res, err := runner.RunLocal(t.Context(), runner.LocalOptions{
 		RepoDir:  repo,
 		Graph:    graph,
 		DataDir:  t.TempDir(),
-		Env:      runner.EnvInputs{Host: sandbox.HostEnv(), Sandbox: sb},
+		Env:      runner.EnvInputs{Host: host, Sandbox: sb},
 		NewAgent: newAgent,
 	})
 	if err != nil {
@@ -120,7 +124,7 @@ func testCIGoTemplateRuns(t *testing.T, sb *sandbox.Sandbox) {
 				"main.go":       strings.Replace(helloMain, "%s", tt.verb, 1),
 				"hello_test.go": "package main\n\nimport \"testing\"\n\nfunc TestHello(t *testing.T) {}\n",
 			})
-			res := runGraph(t, sb, repo, "ci", nil)
+			res := runGraph(t, sb, repo, "ci", nil, nil)
 			checkRun(t, res, tt.wantStatus, tt.wantFailed, tt.wantCompleted)
 			var findings []string
 			for _, f := range res.Outcomes["vet"].Findings {
