@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
 # Installs what the node sandbox needs (bubblewrap) from the distribution's
 # packages, when missing, and strace, with which the tests watch what the
-# agent CLIs connect to. Used by .ci/run; operators install bubblewrap
-# (docs/serve.md, Sandbox).
+# agent CLIs connect to, and pytest for the system python3, with which the
+# ci-python template's test runs (the machine may not reach PyPI). Used by
+# .ci/run; operators install bubblewrap (docs/serve.md, Sandbox).
 set -euo pipefail
 pkgs=()
 command -v bwrap >/dev/null || pkgs+=(bubblewrap)
 command -v strace >/dev/null || pkgs+=(strace)
+# PYENV_VERSION=system: where python3 is a pyenv shim, the system python,
+# which the package installs into (the test falls back to it the same way).
+if command -v python3 >/dev/null && ! python3 -m pytest --version >/dev/null 2>&1 &&
+  ! PYENV_VERSION=system python3 -m pytest --version >/dev/null 2>&1; then
+  if command -v apk >/dev/null; then pkgs+=(py3-pytest); else pkgs+=(python3-pytest); fi
+fi
 if [ "${#pkgs[@]}" = 0 ]; then
   exit 0
 fi

@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,11 +15,16 @@ import (
 // Redacted replaces a secret in a scrubbed file.
 const Redacted = "[REDACTED]"
 
+// MaxRewrite is the largest file ScrubTree rewrites in memory; a larger
+// one is read in chunks and, if it holds a secret, removed.
+const MaxRewrite = 8 << 20
+
 // ScrubTree rewrites every regular file under dir that holds a form of one
 // of values (those of at least MinLen bytes), each form replaced by
 // Redacted; the rest of the file is kept. A file is replaced, never
 // written through, so that a hard link to a file elsewhere is not changed.
-// A file that cannot be rewritten is removed. Links are left alone: a
+// A file that cannot be rewritten is removed, and so is one over
+// MaxRewrite bytes that holds a secret. Links are left alone: a
 // link's target is outside what is scrubbed. The error names every file
 // that could not be scrubbed (removed, or not even that).
 func ScrubTree(dir string, values []string) error {
@@ -65,6 +71,22 @@ func scrubForms(values []string) [][]byte {
 }
 
 func scrubFile(path string, forms [][]byte) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return fmt.Errorf("scrub %s: %w", path, err)
+	}
+	if fi.Size() > MaxRewrite {
+		// A node may leave a file as big as its file-size limit: the bot
+		// does not hold it in memory; one that holds a secret goes whole.
+		found, err := holdsForm(path, forms)
+		if err != nil {
+			return fmt.Errorf("scrub %s: %w", path, err)
+		}
+		if found {
+			return fmt.Errorf("scrub %s: %d bytes holding a secret, over the %d bytes rewritten in place", path, fi.Size(), int64(MaxRewrite))
+		}
+		return nil
+	}
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("scrub %s: %w", path, err)
@@ -75,10 +97,6 @@ func scrubFile(path string, forms [][]byte) error {
 	}
 	if bytes.Equal(out, b) {
 		return nil
-	}
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return fmt.Errorf("scrub %s: %w", path, err)
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".scrub-*")
 	if err != nil {
@@ -94,4 +112,35 @@ func scrubFile(path string, forms [][]byte) error {
 		return fmt.Errorf("scrub %s: %w", path, err)
 	}
 	return nil
+}
+
+// holdsForm reads path in chunks, each searched with the tail of the one
+// before it, so that a form across two chunks is found.
+func holdsForm(path string, forms [][]byte) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	longest := len(forms[0]) // forms are sorted longest first
+	buf := make([]byte, 0, 1<<20+longest)
+	chunk := make([]byte, 1<<20)
+	for {
+		n, err := f.Read(chunk)
+		buf = append(buf, chunk[:n]...)
+		for _, form := range forms {
+			if bytes.Contains(buf, form) {
+				return true, nil
+			}
+		}
+		if len(buf) >= longest {
+			buf = append(buf[:0], buf[len(buf)-longest+1:]...)
+		}
+		if errors.Is(err, io.EOF) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+	}
 }

@@ -1,10 +1,12 @@
 package secrets
 
 import (
+	"bytes"
 	"encoding/base64"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -57,5 +59,39 @@ func TestScrubTree(t *testing.T) {
 	}
 	if fi, err := os.Stat(filepath.Join(dir, "invocation.json")); err != nil || fi.Mode().Perm() != 0o640 {
 		t.Errorf("mode after scrubbing: %v, %v; want 0640", fi.Mode(), err)
+	}
+}
+
+// A file over MaxRewrite (a node can leave one as big as its file-size
+// limit) is never read whole: it is searched in chunks, and removed when a
+// secret is in it, even across two chunks; one without a secret is kept.
+func TestScrubTreeLargeFiles(t *testing.T) {
+	const key = "sk-ant-api03-PLANTED0123456789"
+	dir := t.TempDir()
+	big := func(name string, at int, form string) string {
+		b := bytes.Repeat([]byte("x"), MaxRewrite+3<<20)
+		if form != "" {
+			copy(b[at:], form)
+		}
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	across := big("across.log", 2<<20-7, key) // spans the second chunk's start
+	encoded := big("encoded.log", MaxRewrite+1<<20, base64.StdEncoding.EncodeToString([]byte(key)))
+	clean := big("clean.log", 0, "")
+	err := ScrubTree(dir, []string{key})
+	for _, p := range []string{across, encoded} {
+		if _, statErr := os.Stat(p); statErr == nil {
+			t.Errorf("%s holds a form of the key and was kept", filepath.Base(p))
+		}
+		if err == nil || !strings.Contains(err.Error(), filepath.Base(p)) {
+			t.Errorf("ScrubTree's error %v does not name %s", err, filepath.Base(p))
+		}
+	}
+	if fi, statErr := os.Stat(clean); statErr != nil || fi.Size() != MaxRewrite+3<<20 {
+		t.Errorf("the large file without a secret: %v, %v; want it kept as it was", fi, statErr)
 	}
 }

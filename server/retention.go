@@ -14,7 +14,9 @@ import (
 // policy's retention (runner/gc Sweep, with the queue as the judge of what
 // is still active and the mirror locks of this Server held while a mirror
 // is deleted or collected); an uninstall deletes its tenant's part at once
-// (tenant.go).
+// (tenant.go). Replicas sharing a Postgres queue sweep one at a time (the
+// queue's sweep lock): one that finds another sweeping skips that pass
+// and sweeps at its next.
 
 // RetentionOptions configure the sweep.
 type RetentionOptions struct {
@@ -45,6 +47,10 @@ func (s *Server) sweepOnce(ctx context.Context, o RetentionOptions) {
 	res, err := s.Sweep(ctx, o)
 	if err != nil {
 		s.log.Error("retention: sweep", "err", err)
+	}
+	if res.Skipped {
+		s.log.Info("retention: another replica is sweeping; skipped this pass")
+		return
 	}
 	for _, f := range res.Failed {
 		s.log.Warn("retention: not removed; tried again next sweep", "err", f)

@@ -34,14 +34,18 @@ func main() {
 // The ci-go template, copied as the README says, runs end to end, with and
 // without the node sandbox: go vet fails on a wrong Printf verb with a
 // finding on its line, and once the verb is right every step passes.
-func TestCIGoTemplateRuns(t *testing.T) {
+func TestCIGoTemplateRuns(t *testing.T) { bothWays(t, testCIGoTemplateRuns) }
+
+// bothWays runs test unjailed (sb nil) and in the node sandbox, which it
+// skips with one line where the sandbox cannot work.
+func bothWays(t *testing.T, test func(t *testing.T, sb *sandbox.Sandbox)) {
 	for _, jailed := range []bool{false, true} {
 		t.Run(map[bool]string{false: "unjailed", true: "sandbox"}[jailed], func(t *testing.T) {
 			var sb *sandbox.Sandbox
 			if jailed {
 				sb = testSandbox(t)
 			}
-			testCIGoTemplateRuns(t, sb)
+			test(t, sb)
 		})
 	}
 }
@@ -56,6 +60,37 @@ func testSandbox(t *testing.T) *sandbox.Sandbox {
 		t.Skipf("no node sandbox here: %v", err)
 	}
 	return s
+}
+
+// runGraph runs pipeline graph of repo locally, through sb when not nil,
+// with host as the bot's environment (nil: the test's own) and the agent
+// newAgent builds (nil for none).
+func runGraph(t *testing.T, sb *sandbox.Sandbox, repo, graph string, host map[string]string, newAgent runner.AgentFactory) *attractor.RunResult {
+	t.Helper()
+	if host == nil {
+		host = sandbox.HostEnv()
+	}
+	_, res, err := runner.RunLocal(t.Context(), runner.LocalOptions{
+		RepoDir:  repo,
+		Graph:    graph,
+		DataDir:  t.TempDir(),
+		Env:      runner.EnvInputs{Host: host, Sandbox: sb},
+		NewAgent: newAgent,
+	})
+	if err != nil {
+		t.Fatalf("RunLocal: %v", err)
+	}
+	return res
+}
+
+// checkRun compares the run's status, failed node and completed nodes.
+func checkRun(t *testing.T, res *attractor.RunResult, status attractor.Status, failed string, completed []string) {
+	t.Helper()
+	got := []any{res.Status, res.FailedNode, res.Completed}
+	want := []any{status, failed, completed}
+	if diff := cmp.Diff(got, want); diff != "" {
+		t.Errorf("status, failed node, completed (-got +want):\n%s\nreason: %s", diff, res.FailureReason)
+	}
 }
 
 func testCIGoTemplateRuns(t *testing.T, sb *sandbox.Sandbox) {
@@ -89,20 +124,8 @@ func testCIGoTemplateRuns(t *testing.T, sb *sandbox.Sandbox) {
 				"main.go":       strings.Replace(helloMain, "%s", tt.verb, 1),
 				"hello_test.go": "package main\n\nimport \"testing\"\n\nfunc TestHello(t *testing.T) {}\n",
 			})
-			_, res, err := runner.RunLocal(t.Context(), runner.LocalOptions{
-				RepoDir: repo,
-				Graph:   "ci",
-				DataDir: t.TempDir(),
-				Env:     runner.EnvInputs{Host: sandbox.HostEnv(), Sandbox: sb},
-			})
-			if err != nil {
-				t.Fatalf("RunLocal: %v", err)
-			}
-			got := []any{res.Status, res.FailedNode, res.Completed}
-			want := []any{tt.wantStatus, tt.wantFailed, tt.wantCompleted}
-			if diff := cmp.Diff(got, want); diff != "" {
-				t.Errorf("status, failed node, completed (-got +want):\n%s\nreason: %s", diff, res.FailureReason)
-			}
+			res := runGraph(t, sb, repo, "ci", nil, nil)
+			checkRun(t, res, tt.wantStatus, tt.wantFailed, tt.wantCompleted)
 			var findings []string
 			for _, f := range res.Outcomes["vet"].Findings {
 				findings = append(findings, fmt.Sprintf("%s:%d %s %s", f.Path, f.Line, f.Tool, f.Level))

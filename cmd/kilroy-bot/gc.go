@@ -16,7 +16,7 @@ import (
 )
 
 const gcUsage = `usage: kilroy-bot gc [--data-dir DIR] [--older-than 14d] [--repo DIR] [--dry-run]
-       kilroy-bot gc --data-dir SERVER_DATA_DIR [--config FILE] [--database-url URL] [--older-than 14d]
+       kilroy-bot gc --data-dir SERVER_DATA_DIR [--config FILE] [--database-url URL] [--older-than 14d] [--dry-run]
 
 Removes local runs that nothing changed for longer than the window: each
 run's directory (DATA_DIR/runs/RUN_ID), its worktree and its run branch
@@ -28,7 +28,9 @@ On the data dir of kilroy-bot serve (it has mirrors/ or the SQLite queue,
 or --database-url names the queue) gc sweeps as serve does: by the
 retention of the server policy file (--config, else the defaults), asking
 the queue which runs are active. --older-than then sets the windows of run
-directories and run branches; --repo and --dry-run are not supported there.
+directories and run branches; --dry-run prints what would be removed;
+--repo is not supported there. With a Postgres queue one process sweeps at
+a time: while a server replica sweeps, gc removes nothing and exits 1.
 
   --data-dir DIR       the data dir whose runs/ to clean (default
                        $KILROY_DATA_DIR, else kilroy-bot in the user cache
@@ -89,11 +91,11 @@ func runGC(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		*databaseURL = host["KILROY_DATABASE_URL"]
 	}
 	if isServerDataDir(*dataDir, *databaseURL) {
-		if *repo != "" || *dryRun {
-			fmt.Fprintf(stderr, "kilroy-bot gc: %s is a server's data dir: --repo and --dry-run are for local runs\n", *dataDir)
+		if *repo != "" {
+			fmt.Fprintf(stderr, "kilroy-bot gc: %s is a server's data dir: --repo is for local runs\n", *dataDir)
 			return 2
 		}
-		o := serverGC{dataDir: *dataDir, databaseURL: *databaseURL, configFile: *configFile, git: g}
+		o := serverGC{dataDir: *dataDir, databaseURL: *databaseURL, configFile: *configFile, git: g, dryRun: *dryRun}
 		if olderThanGiven(fs) {
 			o.olderThan = window
 		}

@@ -29,14 +29,17 @@ type serverGC struct {
 	dataDir, databaseURL, configFile string
 	olderThan                        time.Duration // 0: the policy's windows
 	git                              *gitops.Git
+	dryRun                           bool // print what would be removed, remove nothing
 }
 
 // runServerGC sweeps a server's data dir as serve does, by the retention
 // of the server policy file (or the defaults; --older-than sets the runs'
 // and branches' windows), asking the server's queue which runs are
-// active. It holds no lock of a running serve, so mirrors are collected
-// keeping an hour of unreachable objects, and run branches on GitHub are
-// left to serve (gc has no App credentials).
+// active. It holds no mirror lock of a running serve, so mirrors are
+// collected keeping an hour of unreachable objects, and run branches on
+// GitHub are left to serve (gc has no App credentials). It takes the
+// queue's sweep lock as serve does; a dry run prints what would go and
+// removes nothing.
 func runServerGC(ctx context.Context, o serverGC, stdout, stderr io.Writer) int {
 	ret := gc.DefaultRetention()
 	if o.configFile != "" {
@@ -62,14 +65,22 @@ func runServerGC(ctx context.Context, o serverGC, stdout, stderr io.Writer) int 
 		return 1
 	}
 	defer q.Close()
-	res, err := gc.Sweep(ctx, gc.SweepOptions{DataDir: o.dataDir, Retention: ret, Queue: q, Git: o.git})
-	for _, id := range res.Runs {
-		fmt.Fprintf(stdout, "removed run directory %s\n", id)
+	res, err := gc.Sweep(ctx, gc.SweepOptions{DataDir: o.dataDir, Retention: ret, Queue: q, Git: o.git, DryRun: o.dryRun})
+	verb := "removed"
+	if o.dryRun {
+		verb = "would remove"
 	}
-	for _, what := range [][]string{res.Branches, res.Mirrors, res.Collected} {
-		for _, s := range what {
-			fmt.Fprintf(stdout, "removed %s\n", s)
-		}
+	for _, id := range res.Runs {
+		fmt.Fprintf(stdout, "%s run directory %s\n", verb, id)
+	}
+	for _, b := range res.Branches {
+		fmt.Fprintf(stdout, "%s run branch %s\n", verb, b)
+	}
+	for _, m := range res.Mirrors {
+		fmt.Fprintf(stdout, "%s mirror %s\n", verb, m)
+	}
+	for _, m := range res.Collected {
+		fmt.Fprintf(stdout, "collected mirror %s\n", m)
 	}
 	for _, f := range res.Failed {
 		fmt.Fprintf(stderr, "kilroy-bot gc: %v\n", f)
@@ -78,8 +89,12 @@ func runServerGC(ctx context.Context, o serverGC, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "kilroy-bot gc: %v\n", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "gc: removed %d run directories, %d run branches, %d mirrors (%s)\n",
-		len(res.Runs), len(res.Branches), len(res.Mirrors), o.dataDir)
+	if res.Skipped {
+		fmt.Fprintf(stderr, "kilroy-bot gc: a server replica is sweeping %s's queue; nothing removed, try again later\n", o.dataDir)
+		return 1
+	}
+	fmt.Fprintf(stdout, "gc: %s %d run directories, %d run branches, %d mirrors (%s)\n",
+		verb, len(res.Runs), len(res.Branches), len(res.Mirrors), o.dataDir)
 	if len(res.Failed) > 0 {
 		return 1
 	}

@@ -85,7 +85,8 @@ func TestGCUsage(t *testing.T) {
 
 // TestGCServerDataDir: on a server's data dir gc sweeps by retention and
 // asks the server's queue: an old run directory the queue has no active
-// run for goes, an old one of a queued run stays.
+// run for goes, an old one of a queued run stays; --dry-run lists the one
+// and removes nothing.
 func TestGCServerDataDir(t *testing.T) {
 	dataDir := t.TempDir()
 	q, err := queue.Open(context.Background(), queue.Options{DataDir: dataDir})
@@ -102,8 +103,32 @@ func TestGCServerDataDir(t *testing.T) {
 		t.Fatal(err)
 	}
 	queued, finished := res.Jobs[0].RunID, queue.NewRunID()
+	oldRunDirs(t, dataDir, queued, finished)
+	code, stdout, stderr := runCmd("gc", "--data-dir", dataDir, "--dry-run")
+	if code != 0 || !strings.Contains(stdout, "would remove run directory "+finished) || strings.Contains(stdout, queued) {
+		t.Errorf("gc --dry-run: exit %d, stdout %q, stderr %q; want %s listed and %s not", code, stdout, stderr, finished, queued)
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "runs", finished)); err != nil {
+		t.Errorf("gc --dry-run removed the finished run's directory: %v", err)
+	}
+	code, stdout, stderr = runCmd("gc", "--data-dir", dataDir)
+	if code != 0 || !strings.Contains(stdout, "removed run directory "+finished) || strings.Contains(stdout, queued) {
+		t.Errorf("gc: exit %d, stdout %q, stderr %q; want %s removed and %s kept", code, stdout, stderr, finished, queued)
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "runs", queued)); err != nil {
+		t.Errorf("the queued run's directory: %v", err)
+	}
+	if code, _, stderr := runCmd("gc", "--data-dir", dataDir, "--repo", dataDir); code != 2 || !strings.Contains(stderr, "server's data dir") {
+		t.Errorf("gc --repo on a server's data dir: exit %d, %q; want a usage error", code, stderr)
+	}
+}
+
+// oldRunDirs makes run directories in a server's data dir that nothing
+// changed in for 20 days.
+func oldRunDirs(t *testing.T, dataDir string, ids ...string) {
+	t.Helper()
 	old := time.Now().Add(-20 * 24 * time.Hour)
-	for _, id := range []string{queued, finished} {
+	for _, id := range ids {
 		dir := filepath.Join(dataDir, "runs", id)
 		if err := os.MkdirAll(filepath.Join(dir, "nodes", "build"), 0o755); err != nil {
 			t.Fatal(err)
@@ -113,15 +138,5 @@ func TestGCServerDataDir(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-	}
-	code, stdout, stderr := runCmd("gc", "--data-dir", dataDir)
-	if code != 0 || !strings.Contains(stdout, "removed run directory "+finished) || strings.Contains(stdout, queued) {
-		t.Errorf("gc: exit %d, stdout %q, stderr %q; want %s removed and %s kept", code, stdout, stderr, finished, queued)
-	}
-	if _, err := os.Stat(filepath.Join(dataDir, "runs", queued)); err != nil {
-		t.Errorf("the queued run's directory: %v", err)
-	}
-	if code, _, stderr := runCmd("gc", "--data-dir", dataDir, "--dry-run"); code != 2 || !strings.Contains(stderr, "server's data dir") {
-		t.Errorf("gc --dry-run on a server's data dir: exit %d, %q; want a usage error", code, stderr)
 	}
 }

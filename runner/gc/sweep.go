@@ -12,11 +12,15 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 )
 
-// Queue is what the sweep asks the run queue (queue.Queue.Active): which
-// of these runs may still be worked, resumed, or are held by a worker.
-// Nothing of those is ever deleted.
+// Queue is what the sweep asks the run queue (queue.Queue): which of
+// these runs may still be worked, resumed, or are held by a worker
+// (nothing of those is ever deleted); and the lock that lets one process
+// sharing the queue sweep at a time.
 type Queue interface {
 	Active(ctx context.Context, ids []string) (map[string]bool, error)
+	// TrySweepLock takes the sweep lock, or says (ok false) that another
+	// process holds it.
+	TrySweepLock(ctx context.Context) (unlock func(), ok bool, err error)
 }
 
 // RemoteGit returns a git that authenticates to the remote of a mirror
@@ -48,6 +52,9 @@ type SweepOptions struct {
 	Unpark func(ctx context.Context, dir string)
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// DryRun lists in Swept what the sweep would delete and deletes,
+	// collects, unparks and locks nothing.
+	DryRun bool
 
 	lockedByServer bool // LockMirror was given
 }
@@ -60,6 +67,9 @@ type Swept struct {
 	Mirrors        []string // owner/name of mirrors deleted
 	Collected      []string // owner/name of mirrors collected after deletions
 	Failed         []error  // what could not be removed; the next sweep tries again
+	// Skipped says another process sharing the queue was sweeping: this
+	// pass did nothing.
+	Skipped bool
 }
 
 // unlockedPruneExpire is the grace for unreachable objects when the sweep
@@ -71,14 +81,28 @@ const unlockedPruneExpire = time.Hour
 // Sweep removes from a server's data dir what its retention let expire:
 // finished runs' directories, their branches in the mirrors and, when
 // opted in, on the remotes, and mirrors nobody used; then it collects the
-// mirrors it deleted branches in. It deletes nothing of a run the queue
-// calls active, and never a branch outside kilroy/run/. Deleting is
-// idempotent, so two sweeps may run at once; an error is for a queue that
-// cannot answer (nothing is deleted then) or an unreadable data dir.
+// mirrors it deleted branches in (DryRun: it lists what it would delete).
+// It deletes nothing of a run the queue calls active, and never a branch
+// outside kilroy/run/. One process
+// sharing the queue sweeps at a time (the queue's sweep lock, held for the
+// pass): when another holds it, Sweep does nothing and says Skipped. An
+// error is for a queue that cannot answer (nothing is deleted then) or an
+// unreadable data dir.
 func Sweep(ctx context.Context, o SweepOptions) (Swept, error) {
 	var res Swept
 	if o.Git == nil || o.Queue == nil {
 		return res, errors.New("gc: sweep needs a git and a queue")
+	}
+	if !o.DryRun {
+		unlock, ok, err := o.Queue.TrySweepLock(ctx)
+		if err != nil {
+			return res, fmt.Errorf("gc: sweep lock: %w", err)
+		}
+		if !ok {
+			res.Skipped = true
+			return res, nil
+		}
+		defer unlock()
 	}
 	if o.Now == nil {
 		o.Now = time.Now
@@ -131,6 +155,10 @@ func sweepRuns(ctx context.Context, o SweepOptions, res *Swept) error {
 	for _, id := range ids {
 		dir := filepath.Join(runsDir, id)
 		if !expired(lastChange(dir), now, o.Retention.Runs, active[id]) {
+			continue
+		}
+		if o.DryRun {
+			res.Runs = append(res.Runs, id)
 			continue
 		}
 		if err := removeRunDir(ctx, o, dir); err != nil {

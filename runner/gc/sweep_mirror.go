@@ -40,6 +40,10 @@ func sweepMirror(ctx context.Context, o SweepOptions, m mirror, res *Swept) erro
 		if !expired(later(created, b.Committed), now, o.Retention.Branches, st.active[id]) {
 			continue
 		}
+		if o.DryRun {
+			res.Branches = append(res.Branches, m.repo+" "+b.Branch)
+			continue
+		}
 		deleted, err := o.Git.DeleteRunBranch(ctx, m.dir, b.Branch)
 		if err != nil {
 			res.Failed = append(res.Failed, fmt.Errorf("mirror %s: %w", m.repo, err))
@@ -89,7 +93,7 @@ func readMirror(ctx context.Context, o SweepOptions, m mirror) (*mirrorState, er
 // finishMirror deletes the mirror when it expired, else collects it when
 // branches went.
 func finishMirror(ctx context.Context, o SweepOptions, m mirror, st *mirrorState, res *Swept) error {
-	if o.Unpark != nil && (st.deleted > 0 || expired(st.lastUse, o.Now(), o.Retention.Mirrors, anyActive(st))) {
+	if o.Unpark != nil && !o.DryRun && (st.deleted > 0 || expired(st.lastUse, o.Now(), o.Retention.Mirrors, anyActive(st))) {
 		o.Unpark(ctx, m.dir)
 	}
 	trees, err := o.Git.LinkedWorktrees(ctx, m.dir)
@@ -99,6 +103,10 @@ func finishMirror(ctx context.Context, o SweepOptions, m mirror, st *mirrorState
 	}
 	inUse := len(trees) > 0 || anyActive(st)
 	if expired(st.lastUse, o.Now(), o.Retention.Mirrors, inUse) {
+		if o.DryRun {
+			res.Mirrors = append(res.Mirrors, m.repo)
+			return nil
+		}
 		if err := os.RemoveAll(m.dir); err != nil {
 			res.Failed = append(res.Failed, fmt.Errorf("mirror %s: %w", m.repo, err))
 			return nil
@@ -107,7 +115,7 @@ func finishMirror(ctx context.Context, o SweepOptions, m mirror, st *mirrorState
 		res.Mirrors = append(res.Mirrors, m.repo)
 		return nil
 	}
-	if st.deleted == 0 {
+	if st.deleted == 0 || o.DryRun {
 		return nil
 	}
 	if err := o.Git.CollectMirror(ctx, m.dir, pruneExpire(o, len(trees))); err != nil {
@@ -177,6 +185,10 @@ func sweepRemote(ctx context.Context, o SweepOptions, m mirror, st *mirrorState,
 	for _, r := range refs {
 		id, created, ok := branchRunID(r.Branch)
 		if !ok || !expired(later(created, st.committed[r.Branch]), now, o.Retention.RemoteBranches, active[id]) {
+			continue
+		}
+		if o.DryRun {
+			res.RemoteBranches = append(res.RemoteBranches, m.repo+" "+r.Branch)
 			continue
 		}
 		if err := git.DeleteRemoteRunBranch(ctx, m.dir, info.CloneURL, r.Branch, r.SHA); err != nil {

@@ -19,10 +19,19 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 )
 
-// fakeQueue answers Active from a set; err fails every call.
+// fakeQueue answers Active from a set; err fails every call. Its sweep
+// lock is free unless held is set (another process is sweeping).
 type fakeQueue struct {
 	active map[string]bool
 	err    error
+	held   bool
+}
+
+func (q fakeQueue) TrySweepLock(context.Context) (func(), bool, error) {
+	if q.held {
+		return nil, false, nil
+	}
+	return func() {}, true, nil
 }
 
 func (q fakeQueue) Active(_ context.Context, ids []string) (map[string]bool, error) {
@@ -251,5 +260,66 @@ func TestSweepWithoutQueueDeletesNothing(t *testing.T) {
 	}
 	if diff := cmp.Diff(d.state(), before); diff != "" || len(res.Runs)+len(res.Branches)+len(res.Mirrors) > 0 {
 		t.Errorf("the sweep deleted %+v without the queue (-got +want):\n%s", res, diff)
+	}
+}
+
+// TestSweepSkipsWhileAnotherSweeps: while another process sharing the
+// queue holds the sweep lock, a sweep deletes nothing and says it skipped.
+func TestSweepSkipsWhileAnotherSweeps(t *testing.T) {
+	d := newServerData(t)
+	d.run(runIDAt(time.Now()), time.Now(), 1024)
+	before := d.state()
+	res, err := gc.Sweep(context.Background(), gc.SweepOptions{DataDir: d.dir, Queue: fakeQueue{held: true},
+		Git: d.g, Retention: gc.DefaultRetention(), Now: func() time.Time { return sweepNow }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(res, gc.Swept{Skipped: true}); diff != "" {
+		t.Errorf("Sweep (-got +want):\n%s", diff)
+	}
+	if diff := cmp.Diff(d.state(), before); diff != "" {
+		t.Errorf("the sweep deleted while another held the lock (-got +want):\n%s", diff)
+	}
+}
+
+// TestSweepDryRun: a dry run lists what the sweep deletes, locally and on
+// the remote, and deletes, collects and locks nothing; the sweep after it
+// deletes what it listed.
+func TestSweepDryRun(t *testing.T) {
+	d := newServerData(t)
+	oldRun, keptRun := runIDAt(time.Now()), runIDAt(sweepNow.Add(-time.Hour))
+	d.run(oldRun, time.Now(), 1024)
+	d.run(keptRun, sweepNow.Add(-time.Hour), 1024)
+	before := d.state()
+	opts := gc.SweepOptions{DataDir: d.dir, Git: d.g, DryRun: true,
+		Queue:     fakeQueue{held: true}, // another sweeps: a dry run does not need the lock
+		Retention: gc.Retention{Runs: gc.DefaultRuns, Branches: gc.DefaultBranches, Mirrors: gc.DefaultMirrors, RemoteBranches: gc.DefaultRuns},
+		Remote: func(context.Context, gc.MirrorInfo) (*gitops.Git, func(), error) {
+			return d.g, func() {}, nil
+		},
+		Now: func() time.Time { return sweepNow },
+	}
+	dry, err := gc.Sweep(context.Background(), opts)
+	if err != nil || len(dry.Failed) > 0 {
+		t.Fatalf("dry Sweep: %v, failed %v", err, dry.Failed)
+	}
+	oldBranch := "octo/widgets kilroy/run/ci/" + oldRun
+	want := gc.Swept{Runs: []string{oldRun}, Branches: []string{oldBranch}, RemoteBranches: []string{oldBranch},
+		Mirrors: []string{"octo/old"}}
+	if diff := cmp.Diff(dry, want); diff != "" {
+		t.Errorf("dry Sweep (-got +want):\n%s", diff)
+	}
+	if diff := cmp.Diff(d.state(), before); diff != "" {
+		t.Errorf("the dry run deleted (-got +want):\n%s", diff)
+	}
+
+	opts.DryRun, opts.Queue = false, fakeQueue{}
+	real, err := gc.Sweep(context.Background(), opts)
+	if err != nil || len(real.Failed) > 0 {
+		t.Fatalf("Sweep: %v, failed %v", err, real.Failed)
+	}
+	real.Collected = nil // collecting is not deleting: the dry run does not list it
+	if diff := cmp.Diff(real, dry); diff != "" {
+		t.Errorf("the sweep did other than its dry run listed (-got +want):\n%s", diff)
 	}
 }

@@ -26,6 +26,10 @@ type engine interface {
 	stop(ctx context.Context) error
 	stopAndCancel(ctx context.Context) error
 	subscribe(kinds ...river.EventKind) (<-chan *river.Event, func())
+	// tryLock takes a lock shared by every process on the database, held
+	// until unlock; ok is false when another process holds it. Without
+	// such locks (SQLite: one process) it always succeeds.
+	tryLock(ctx context.Context, key int64) (unlock func(), ok bool, err error)
 	close() error
 }
 
@@ -52,6 +56,9 @@ type riverEngine[TTx any] struct {
 	rollback func(ctx context.Context, tx TTx) error
 	wrapTx   func(tx TTx) sqlExec
 	closeDB  func() error
+	// lock is tryLock where the database has cross-process locks; nil
+	// otherwise.
+	lock func(ctx context.Context, key int64) (func(), bool, error)
 }
 
 func (e *riverEngine[TTx]) inTx(ctx context.Context, fn func(tx txOps) error) error {
@@ -73,6 +80,13 @@ func (e *riverEngine[TTx]) inTx(ctx context.Context, fn func(tx txOps) error) er
 }
 
 func (e *riverEngine[TTx]) pool() sqlExec { return e.db }
+
+func (e *riverEngine[TTx]) tryLock(ctx context.Context, key int64) (func(), bool, error) {
+	if e.lock == nil {
+		return func() {}, true, nil
+	}
+	return e.lock(ctx, key)
+}
 
 func (e *riverEngine[TTx]) migrate(ctx context.Context, d dialect, logger *slog.Logger) error {
 	m, err := rivermigrate.New(e.driver, &rivermigrate.Config{Logger: logger})

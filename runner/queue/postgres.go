@@ -36,5 +36,6 @@ func openPostgres(ctx context.Context, url string, cfg *river.Config) (engine, e
 		rollback: func(ctx context.Context, tx pgx.Tx) error { return tx.Rollback(ctx) },
 		wrapTx:   func(tx pgx.Tx) sqlExec { return pgxExec{tx} },
 		closeDB:  func() error { pool.Close(); return nil },
+		lock:     pgTryLock(pool),
 	}, nil
 }

@@ -41,6 +41,18 @@ func TestNodeEnvAllowlist(t *testing.T) {
 	}
 }
 
+// A version manager's shim on PATH (pyenv, nodenv, rbenv) picks the
+// toolchain it runs from its *_VERSION variable: without it a node would
+// run another version than the bot's shell does (one without pytest, say).
+func TestNodeEnvKeepsVersionSelectors(t *testing.T) {
+	host := map[string]string{"PYENV_VERSION": "system", "NODENV_VERSION": "20.1.0", "RBENV_VERSION": "3.3.0"}
+	keys := []string{"PYENV_VERSION", "NODENV_VERSION", "RBENV_VERSION"}
+	got := lookups(NodeEnv(EnvSpec{Host: host}), keys...)
+	if diff := cmp.Diff(got, host); diff != "" {
+		t.Errorf("version selectors in NodeEnv (-got +want):\n%s", diff)
+	}
+}
+
 // lookups returns the values of keys in env; a missing key maps to "<unset>".
 func lookups(env []string, keys ...string) map[string]string {
 	m := make(map[string]string)

@@ -27,6 +27,8 @@ func allowedHostVar(name string) bool {
 		return true
 	case "PYENV_ROOT", "VIRTUAL_ENV", "PIP_CACHE_DIR", "UV_CACHE_DIR":
 		return true
+	case "PYENV_VERSION", "NODENV_VERSION", "RBENV_VERSION": // which version a shim on PATH runs
+		return true
 	case "JAVA_HOME", "GRADLE_USER_HOME", "MAVEN_OPTS", "MAVEN_HOME", "M2_HOME":
 		return true
 	case "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE",
