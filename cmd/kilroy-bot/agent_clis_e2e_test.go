@@ -59,6 +59,9 @@ type cliCase struct {
 	wantReason  string // in the run's failure reason
 	wantCommit  bool   // hello.txt reaches the run branch
 	wantKept    string // in the fix node's response.md
+	// wantCalls, when set, is how many requests taking a turn the server
+	// must see in the whole run.
+	wantCalls int
 }
 
 // progressAttempts reads the failure class of every attempt of node from
@@ -189,7 +192,9 @@ var codexCLI = cliUnderTest{
 	adjust: func(tc *cliCase) string {
 		switch tc.name {
 		case "turn limit":
-			return "codex exec has no turn limit (no flag, no setting); the node's timeout bounds it"
+			// Codex has no turn limit of its own; the bot stops it from
+			// its event stream once its tool call would start turn 2.
+			tc.maxTurns = 1
 		case "HTTP 500 always": // Codex names no status for a 5xx or a 400
 			tc.wantReason = "high demand"
 		case "HTTP 400":
@@ -270,6 +275,9 @@ func runCLICase(t *testing.T, srv *agenttest.Server, c cliUnderTest, tc cliCase)
 	if diff := cmp.Diff([]any{classes, runClass}, []any{tc.wantClasses, tc.wantRun}); diff != "" {
 		t.Errorf("failure classes of fix's attempts (-got +want):\n%s\nreason: %s\nserver calls: %d", diff, reason, srv.Calls())
 	}
+	if tc.wantCalls > 0 && srv.Calls() != tc.wantCalls {
+		t.Errorf("the server saw %d model calls, want %d", srv.Calls(), tc.wantCalls)
+	}
 	if !strings.Contains(reason, tc.wantReason) {
 		t.Errorf("the run's reason %q lacks %q", reason, tc.wantReason)
 	}
@@ -327,7 +335,10 @@ func cliMatrix(shell shellTool) []cliCase {
 		{name: "stream cut always", turns: []agenttest.Turn{fail(agenttest.CutAtStart)}, wantClasses: []string{ti, ti}, wantRun: ti},
 		{name: "HTTP 500 always", turns: []agenttest.Turn{fail(agenttest.ServerError)}, wantClasses: []string{ti, ti}, wantRun: ti, wantReason: "500"},
 		{name: "HTTP 401", turns: []agenttest.Turn{fail(agenttest.BadKey)}, wantClasses: []string{st}, wantRun: st},
-		{name: "HTTP 400", turns: []agenttest.Turn{fail(agenttest.BadRequest)}, wantClasses: []string{de}, wantRun: de, wantReason: "400"},
+		// One request: no CLI retries a 400 (Claude Code would, without one
+		// experimental beta header after another, but the bot turns those
+		// betas off), and the node is not retried.
+		{name: "HTTP 400", turns: []agenttest.Turn{fail(agenttest.BadRequest)}, wantClasses: []string{de}, wantRun: de, wantReason: "400", wantCalls: 1},
 		{name: "turn limit", turns: []agenttest.Turn{shell.turn("echo still working")}, wantClasses: []string{be}, wantRun: be, wantReason: "turn limit"},
 		{name: "timeout", turns: []agenttest.Turn{{Text: "halfway there", Calls: []agenttest.Call{shell.call("sleep 60")}}},
 			noRetry: true, nodeAttrs: `, timeout="4s"`, wantClasses: []string{ti}, wantRun: ti, wantReason: "timed out", wantKept: "halfway there"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,12 @@ type cliRun struct {
 	stderrPath string
 	res        sandbox.Result
 	err        error
+	// maxTurns, when set, is the turn limit the bot enforces itself on
+	// Codex's event stream (codexTurnWatch), calling stop when it is
+	// passed; limitHit records that it was.
+	maxTurns int
+	stop     func()
+	limitHit bool
 }
 
 // runCLI runs a CLI agent in the worktree through the sandbox: prompt on
@@ -48,6 +55,12 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 		"{prompt_file}": promptPath, "{workspace}": req.Workspace, "{stage_dir}": req.StageDir,
 		"{model}": sel.model, "{reasoning_effort}": sel.effort,
 	}, cliConfigArgs(sel.b, a.lim.ProviderRetries))}
+	if sel.b.CLI == CLICodex {
+		var stop context.CancelFunc
+		sctx, stop = context.WithCancel(sctx)
+		defer stop()
+		run.maxTurns, run.stop = a.lim.MaxTurns, stop
+	}
 	jail := a.jail(req)
 	run.stdoutPath, run.stderrPath = cliLogPaths(req.StageDir, sel.b.CLI)
 	if err := a.execCLI(sctx, &run, promptPath, req.Workspace, a.cliEnv(req, sel, key, home, jail), jail); err != nil {
@@ -68,6 +81,7 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 		return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: read output: %v", sel.name, err)), nil
 	}
 	rep := parseCLIOutput(sel.b.CLI, out)
+	rep.Limit = rep.Limit || run.limitHit
 	if sel.b.CLI == CLIGemini && rep.Error == "" && run.res.ExitCode != 0 {
 		stderr, _ := os.ReadFile(run.stderrPath)
 		rep.Error, rep.Limit = geminiStderrError(stderr)
@@ -114,7 +128,14 @@ func (a *Agent) execCLI(ctx context.Context, run *cliRun, promptPath, dir string
 		return err
 	}
 	defer stdin.Close()
-	run.res, run.err = sandbox.Run(ctx, sandbox.Cmd{Argv: run.argv, Dir: dir, Env: env, Stdin: stdin, Stdout: stdout, Stderr: stderr, Jail: jail})
+	var out io.Writer = stdout
+	var watch *codexTurnWatch
+	if run.maxTurns > 0 {
+		watch = newCodexTurnWatch(stdout, run.maxTurns, run.stop)
+		out = watch
+	}
+	run.res, run.err = sandbox.Run(ctx, sandbox.Cmd{Argv: run.argv, Dir: dir, Env: env, Stdin: stdin, Stdout: out, Stderr: stderr, Jail: jail})
+	run.limitHit = watch != nil && watch.limitHit()
 	if err := stdout.Close(); err != nil {
 		return err
 	}
@@ -128,6 +149,8 @@ func (a *Agent) execCLI(ctx context.Context, run *cliRun, promptPath, dir string
 func (a *Agent) cliOutcome(req attractor.AgentRequest, sel selection, run cliRun, rep cliReport) attractor.Outcome {
 	why := ""
 	switch {
+	case run.limitHit:
+		// Stopped by the bot, not failed: the limit decides below.
 	case run.res.ExitCode != 0:
 		why = fmt.Sprintf("%s exited with code %d: %s", run.argv[0], run.res.ExitCode, or(rep.Error, stderrTail(run.stderrPath)))
 	case rep.Error != "":
@@ -148,7 +171,11 @@ func (a *Agent) cliOutcome(req attractor.AgentRequest, sel selection, run cliRun
 	}
 	switch {
 	case rep.Limit && !explicitSuccess(req, rep.Response):
-		o := failure(attractor.ClassBudgetExhausted, fmt.Sprintf("%s stopped at its turn limit without declaring success (status file or OUTCOME:SUCCESS)", sel.name))
+		how := "stopped at its turn limit"
+		if run.limitHit {
+			how = fmt.Sprintf("reached its turn limit (agents.limits.max_turns %d) and was stopped", run.maxTurns)
+		}
+		o := failure(attractor.ClassBudgetExhausted, fmt.Sprintf("%s %s without declaring success (status file or OUTCOME:SUCCESS)", sel.name, how))
 		o.Response = rep.Response
 		return o
 	case rep.Unfinished && run.res.ExitCode == 0 && rep.Error == "":

@@ -13,7 +13,11 @@ import (
 // endpoint when the backend sets base_url, and for Claude Code
 // IS_SANDBOX=1 when it runs as root (it refuses
 // --dangerously-skip-permissions for root otherwise; the bot's sandbox, or
-// the operator's container, is the sandbox it asks for). retries is how
+// the operator's container, is the sandbox it asks for), and
+// CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS=1: on any HTTP 400 Claude Code
+// 2.1 sends the request again without one experimental beta header after
+// another (5 more requests for one 400), taking the 400 for a beta the
+// endpoint refuses; without them a 400 is one request. retries is how
 // often the CLI retries a failed model call itself
 // (agents.limits.provider_retries; the backend's env may override it).
 func cliFlavourEnv(b Backend, retries int, asRoot bool) map[string]string {
@@ -23,6 +27,7 @@ func cliFlavourEnv(b Backend, retries int, asRoot bool) map[string]string {
 		env["CLAUDE_CODE_MAX_RETRIES"] = strconv.Itoa(retries)
 		env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1"
 		env["DISABLE_AUTOUPDATER"] = "1"
+		env["CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS"] = "1"
 		if b.BaseURL != "" {
 			env["ANTHROPIC_BASE_URL"] = b.BaseURL
 		}

@@ -65,3 +65,5 @@ func (w anthropicWire) events(t Turn, id string) []sse {
 			"usage": map[string]any{"output_tokens": out}}},
 		sse{"message_stop", map[string]any{"type": "message_stop"}})
 }
+
+func (anthropicWire) requestIDHeader() string { return "request-id" }

@@ -82,3 +82,6 @@ func mustJSON(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// The Gemini API names no request in its headers.
+func (geminiWire) requestIDHeader() string { return "" }

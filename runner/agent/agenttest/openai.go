@@ -112,3 +112,6 @@ func (w responsesWire) events(t Turn, id string) []sse {
 	}
 	return append(evs, ev("response.completed", map[string]any{"response": w.body(t, id)}))
 }
+
+func (chatWire) requestIDHeader() string      { return "x-request-id" }
+func (responsesWire) requestIDHeader() string { return "x-request-id" }

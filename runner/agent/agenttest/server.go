@@ -197,6 +197,9 @@ func (s *Server) side(w http.ResponseWriter, req Request) {
 type wire interface {
 	// errorBody is the protocol's error document for f.
 	errorBody(f Fault) any
+	// requestIDHeader names the header in which the provider identifies
+	// every answer, error or not (Anthropic's request-id), or "".
+	requestIDHeader() string
 	// body is a complete non-streaming answer.
 	body(t Turn, id string) any
 	// events are the streamed answer as SSE (event name, data) pairs.
@@ -215,6 +218,9 @@ func (s *Server) answer(w http.ResponseWriter, req Request, tools bool, wr wire)
 		id = "t" + itoa(s.Calls())
 	}
 	f := t.Fault
+	if h := wr.requestIDHeader(); h != "" {
+		w.Header().Set(h, "req_"+id+"_"+itoa(len(s.Requests())))
+	}
 	switch {
 	case f.Status != 0:
 		w.Header().Set("Content-Type", "application/json")

@@ -210,9 +210,10 @@ func TestGemini(t *testing.T) {
 	}
 }
 
-// Faults reach the SDK as the status it would see from the real API; a
-// cut stream is an error mid-stream, and a call without tools takes no
-// turn.
+// Faults reach the SDK as the status and error document it would see from
+// the real API, with the request-id header the real API sends with every
+// answer; a cut stream is an error mid-stream, and a call without tools
+// takes no turn.
 func TestFaults(t *testing.T) {
 	srv := agenttest.New(t, agenttest.Failing(agenttest.Overloaded), agenttest.Failing(agenttest.CutStream), agenttest.Text("ok"))
 	c := anthropic.NewClient(aoption.WithoutEnvironmentDefaults(), aoption.WithBaseURL(srv.URL), aoption.WithAPIKey("k"), aoption.WithMaxRetries(0))
@@ -228,6 +229,9 @@ func TestFaults(t *testing.T) {
 	var ae *anthropic.Error
 	if !errorsAs(err, &ae) || ae.StatusCode != 529 || !strings.Contains(ae.RawJSON(), "overloaded_error") {
 		t.Errorf("first call: %v, want HTTP 529 overloaded_error", err)
+	}
+	if ae != nil && !strings.HasPrefix(ae.RequestID, "req_") {
+		t.Errorf("first call's request-id header = %q, want req_…", ae.RequestID)
 	}
 	s := c.Messages.NewStreaming(t.Context(), params)
 	for s.Next() {
