@@ -174,7 +174,7 @@ var claudeCLI = cliUnderTest{
 	shell:   shellTool{"Bash", "command"},
 	adjust: func(tc *cliCase) string {
 		if tc.name == "turn limit" {
-			tc.extraArgs = []string{"--max-turns", "1"}
+			tc.maxTurns = 1 // --max-turns, which the bot passes
 		}
 		return ""
 	},

@@ -54,7 +54,7 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 	run := cliRun{argv: expandArgv(sel, map[string]string{
 		"{prompt_file}": promptPath, "{workspace}": req.Workspace, "{stage_dir}": req.StageDir,
 		"{model}": sel.model, "{reasoning_effort}": sel.effort,
-	}, cliConfigArgs(sel.b, a.lim.ProviderRetries))}
+	}, cliConfigArgs(sel.b, a.lim))}
 	if sel.b.CLI == CLICodex {
 		var stop context.CancelFunc
 		sctx, stop = context.WithCancel(sctx)

@@ -27,7 +27,7 @@ func TestCLIFlavourSettings(t *testing.T) {
 	}{
 		{CLIClaude, map[string]string{"ANTHROPIC_BASE_URL": base, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "IS_SANDBOX": isSandbox,
 			"CLAUDE_CODE_MAX_RETRIES": "2", "CLAUDE_CODE_DISABLE_EXPERIMENTAL_BETAS": "1"},
-			[]string{"--effort\nhigh", "--model\nm1"}, nil},
+			[]string{"--effort\nhigh", "--model\nm1", "--max-turns\n7"}, nil},
 		{CLIGemini, map[string]string{"GOOGLE_GEMINI_BASE_URL": base, "GEMINI_TELEMETRY_ENABLED": "false", "IS_SANDBOX": ""},
 			[]string{"--model\nm1"}, []string{`"usageStatisticsEnabled": false`, `"selectedType": "gemini-api-key"`, `"maxAttempts": 3`, `"maxSessionTurns": 7`}},
 		{CLICodex, map[string]string{"CODEX_API_KEY": testOpenAIKey, "ANTHROPIC_BASE_URL": "", "IS_SANDBOX": ""},

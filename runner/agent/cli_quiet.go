@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 )
 
 // cliFlavourEnv is what a built-in CLI gets beyond a tool node's
@@ -44,17 +46,25 @@ func cliFlavourEnv(b Backend, retries int, asRoot bool) map[string]string {
 	return env
 }
 
-// cliConfigArgs are Codex's equivalents, which it takes only as -c
-// overrides: no update check, analytics or plugins (at start Codex syncs
-// its curated plugin list from GitHub, falling back to the vendor's
-// backend: a lookup of api.github.com and chatgpt.com per run), and base_url as a provider of
-// its own that reads the key from the variable the bot sets and retries a
-// request or a dropped stream retries times (the built-in provider's
-// retries cannot be changed).
-func cliConfigArgs(b Backend, retries int) []string {
+// cliConfigArgs are the flavour's settings on its command line. Claude
+// Code gets --max-turns from agents.limits.max_turns unless the command
+// names one itself. Codex takes its settings only as -c overrides: no
+// update check, analytics or plugins (at start Codex syncs its curated
+// plugin list from GitHub, falling back to the vendor's backend: a lookup
+// of api.github.com and chatgpt.com per run), and base_url as a provider
+// of its own that reads the key from the variable the bot sets and
+// retries a request or a dropped stream provider_retries times (the
+// built-in provider's retries cannot be changed).
+func cliConfigArgs(b Backend, lim Limits) []string {
+	if b.CLI == CLIClaude && lim.MaxTurns > 0 && !slices.ContainsFunc(b.Command, func(a string) bool {
+		return a == "--max-turns" || strings.HasPrefix(a, "--max-turns=")
+	}) {
+		return []string{"--max-turns", strconv.Itoa(lim.MaxTurns)}
+	}
 	if b.CLI != CLICodex {
 		return nil
 	}
+	retries := lim.ProviderRetries
 	args := []string{"-c", "check_for_update_on_startup=false", "-c", "analytics.enabled=false", "-c", "features.plugins=false"}
 	if b.BaseURL == "" {
 		return args
