@@ -42,7 +42,7 @@ tests/test_calc.py:12: AssertionError
 FAILED tests/test_calc.py::test_add - assert 4 == 5
 2024-05-01T12:30:45Z INFO starting worker pool size=8 queue=default
 12:30:45: connected to localhost:8080
-Downloading https://proxy.golang.org/example.com/dep/@v/v1.0.0.zip
+Downloading https://modules.example.com/dep/@v/v1.0.0.zip
 [#######################################           ] 80%
 `
 
