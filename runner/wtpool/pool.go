@@ -232,10 +232,21 @@ func (p *Pool) expire(e *parked) {
 // its last run's files and commit, which a retention sweep or an
 // uninstall is about to delete from the mirror.
 func (p *Pool) Drain(ctx context.Context, repoDir string) error {
+	return p.removeAll(ctx, func(e *parked) bool { return e.repo == repoDir })
+}
+
+// Close removes every parked worktree.
+func (p *Pool) Close(ctx context.Context) error {
+	return p.removeAll(ctx, func(*parked) bool { return true })
+}
+
+// removeAll takes the parked worktrees that match out of the pool and
+// removes them.
+func (p *Pool) removeAll(ctx context.Context, match func(*parked) bool) error {
 	p.mu.Lock()
 	var out []*parked
 	for i := 0; i < len(p.parked); {
-		if e := p.parked[i]; e.repo == repoDir {
+		if e := p.parked[i]; match(e) {
 			p.drop(i)
 			out = append(out, e)
 			continue
@@ -245,22 +256,6 @@ func (p *Pool) Drain(ctx context.Context, repoDir string) error {
 	p.mu.Unlock()
 	var errs []error
 	for _, e := range out {
-		errs = append(errs, p.discard(ctx, e.repo, e.dir))
-	}
-	return errors.Join(errs...)
-}
-
-// Close removes every parked worktree.
-func (p *Pool) Close(ctx context.Context) error {
-	p.mu.Lock()
-	all := p.parked
-	p.parked = nil
-	for _, e := range all {
-		e.timer.Stop()
-	}
-	p.mu.Unlock()
-	var errs []error
-	for _, e := range all {
 		errs = append(errs, p.discard(ctx, e.repo, e.dir))
 	}
 	return errors.Join(errs...)
