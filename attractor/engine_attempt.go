@@ -22,17 +22,18 @@ const (
 )
 
 // attempt runs the handler once and settles the outcome: status file,
-// verify_command, failure class and signature; then writes status.json and
-// invocation.json and has the host scrub the stage directory. The error is
-// a run stop.
-func (r *run) attempt(ctx context.Context, ln *lane, n *Node, h Handler, visit, attempt int) (Outcome, error) {
+// verify_command, failure class and signature; then starts writing
+// status.json and invocation.json and the host's scrub of the stage
+// directory (stageFiles), which the caller waits for before it announces
+// the attempt. The error is a run stop.
+func (r *run) attempt(ctx context.Context, ln *lane, n *Node, h Handler, visit, attempt int) (Outcome, *stageFiles, error) {
 	s, err := r.newStage(ln, n, visit, attempt)
 	if err != nil {
-		return finishFailure(failOutcome(ClassTransientInfra, err.Error())), nil
+		return finishFailure(failOutcome(ClassTransientInfra, err.Error())), doneStageFiles(), nil
 	}
 	o, err := r.callHandler(ctx, h, s)
 	if err != nil {
-		return Outcome{}, err
+		return Outcome{}, nil, err
 	}
 	o = r.applyStatusFile(ctx, s, o)
 	if o.Status == "" {
@@ -43,14 +44,7 @@ func (r *run) attempt(ctx context.Context, ln *lane, n *Node, h Handler, visit, 
 	if ctx.Err() != nil && o.IsFailure() {
 		o.FailureClass = ClassCanceled
 	}
-	err = r.writeStage(s, o)
-	if sc, ok := r.cfg.Host.(StageScrubber); ok {
-		sc.ScrubStage(ctx, s.Dir)
-	}
-	if err != nil {
-		return finishFailure(failOutcome(ClassTransientInfra, err.Error())), nil
-	}
-	return o, nil
+	return o, r.startStageFiles(ctx, s, o), nil
 }
 
 // newStage prepares the stage directory for an attempt: earlier attempts'
@@ -164,14 +158,3 @@ func (r *run) applyStatusFile(ctx context.Context, s *Stage, o Outcome) Outcome 
 }
 
 func isVerifyKind(k Kind) bool { return k == KindVerify || k == KindVerifyArtifacts }
-
-// writeStage writes the attempt's status.json and invocation.json.
-func (r *run) writeStage(s *Stage, o Outcome) error {
-	if err := writeJSONFile(filepath.Join(s.Dir, "status.json"), o); err != nil {
-		return fmt.Errorf("node %s: %w", s.Node.ID, err)
-	}
-	if err := s.writeInvocation(); err != nil {
-		return fmt.Errorf("node %s: %w", s.Node.ID, err)
-	}
-	return nil
-}

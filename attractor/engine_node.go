@@ -8,11 +8,13 @@ import (
 )
 
 // executeNode runs one visit of n on lane ln: its attempts under the retry
-// policy, then records the final outcome. The error is a run stop.
-func (r *run) executeNode(ctx context.Context, ln *lane, n *Node) (Outcome, error) {
+// policy, then records the final outcome. The last attempt is announced
+// by the attemptEnd, which the caller finishes around its checkpoint (or
+// when it gives up); it is nil when err is set. The error is a run stop.
+func (r *run) executeNode(ctx context.Context, ln *lane, n *Node) (Outcome, *attemptEnd, error) {
 	visit := r.st.Visits[n.ID] + 1
 	if lim := r.maxVisits(n); lim > 0 && visit > lim {
-		return Outcome{}, stop(n.ID, ClassBudgetExhausted,
+		return Outcome{}, nil, stop(n.ID, ClassBudgetExhausted,
 			"node %s reached its visit limit (max_node_visits=%d); the pipeline is looping", n.ID, lim)
 	}
 	r.st.Visits[n.ID] = visit
@@ -20,22 +22,24 @@ func (r *run) executeNode(ctx context.Context, ln *lane, n *Node) (Outcome, erro
 	ln.rc.Set("previous_node", ln.prev)
 	h := r.handlerFor(n)
 	r.report(ctx, "node started", r.lis.NodeStarted(ctx, NodeStarted{RunID: r.cfg.RunID, Node: n, Visit: visit, Dir: r.stageDir(n)}))
-	o, err := r.attempts(ctx, ln, n, h, visit)
+	o, end, err := r.attempts(ctx, ln, n, h, visit)
 	if err != nil {
-		return Outcome{}, err
+		return Outcome{}, nil, err
 	}
 	r.record(ln, n, o)
-	return o, nil
+	return o, end, nil
 }
 
-// attempts runs n until an attempt needs no retry or retries run out.
-func (r *run) attempts(ctx context.Context, ln *lane, n *Node, h Handler, visit int) (Outcome, error) {
+// attempts runs n until an attempt needs no retry or retries run out. An
+// attempt that is retried is announced before the next starts; the last
+// is returned unannounced (attemptEnd).
+func (r *run) attempts(ctx context.Context, ln *lane, n *Node, h Handler, visit int) (Outcome, *attemptEnd, error) {
 	backoff := effectiveBackoff(n.Retry, r.p.Retry)
 	for attempt := 1; ; attempt++ {
 		began := time.Now()
-		o, err := r.attempt(ctx, ln, n, h, visit, attempt)
+		o, files, err := r.attempt(ctx, ln, n, h, visit, attempt)
 		if err != nil {
-			return Outcome{}, err
+			return Outcome{}, nil, err
 		}
 		// A conditional node's outcome is its predecessor's: running it
 		// again would give the same answer.
@@ -44,17 +48,21 @@ func (r *run) attempts(ctx context.Context, ln *lane, n *Node, h Handler, visit 
 		if retry && final {
 			o = exhausted(n, o, attempt)
 		}
-		r.report(ctx, "attempt finished", r.lis.AttemptFinished(ctx, AttemptFinished{
+		end := &attemptEnd{r: r, files: files, ev: AttemptFinished{
 			RunID: r.cfg.RunID, Node: n, Attempt: attempt, Final: final, Outcome: o,
 			Duration: time.Since(began), Dir: r.stageDir(n),
-		}))
+		}}
 		if final {
-			return o, nil
+			return o, end, nil
+		}
+		if err := end.finish(ctx); err != nil {
+			return Outcome{}, nil, stageFilesStop(n, err)
 		}
 		r.st.Retries[n.ID] = attempt
 		ln.rc.Set("internal.retry_count."+n.ID, attempt)
 		if err := r.cfg.Sleep(ctx, backoff.Delay(attempt, r.cfg.Rand())); err != nil {
-			return finishFailure(failOutcome(ClassCanceled, "canceled while waiting to retry: "+err.Error())), nil
+			o := finishFailure(failOutcome(ClassCanceled, "canceled while waiting to retry: "+err.Error()))
+			return o, &attemptEnd{r: r, files: doneStageFiles(), done: true}, nil
 		}
 	}
 }
@@ -99,14 +107,21 @@ func (r *run) maxVisits(n *Node) int {
 	return r.p.MaxNodeVisits
 }
 
-// checkpoint hands the state after n to the host. A failure stops the run.
-func (r *run) checkpoint(ctx context.Context, n *Node, o Outcome) error {
+// checkpoint hands the state after n to the host, while the stage files
+// of n's last attempt are still being written, then announces that
+// attempt (end) and the checkpoint, in that order. A failure stops the
+// run.
+func (r *run) checkpoint(ctx context.Context, n *Node, o Outcome, end *attemptEnd) error {
 	sha, err := r.cfg.Host.Checkpoint(ctx, CheckpointRequest{RunID: r.cfg.RunID, Node: n, Status: o.Status, State: r.st.clone()})
+	ferr := end.finish(ctx)
 	if refused, ok := errors.AsType[*CheckpointRefusedError](err); ok {
 		return stop(n.ID, ClassDeterministic, "node %s: nothing was committed: %s", n.ID, refused.Reason)
 	}
 	if err != nil {
 		return stop(n.ID, ClassTransientInfra, "checkpoint after node %s failed: %v", n.ID, err)
+	}
+	if ferr != nil {
+		return stageFilesStop(n, ferr)
 	}
 	r.report(ctx, "checkpointed", r.lis.Checkpointed(ctx, Checkpointed{RunID: r.cfg.RunID, Node: n.ID, Status: o.Status, SHA: sha}))
 	return nil

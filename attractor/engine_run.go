@@ -118,17 +118,18 @@ func (r *run) loop(ctx context.Context) *RunResult {
 // step executes n on the main lane and moves the run to the next node.
 // done reports that the run ended successfully.
 func (r *run) step(ctx context.Context, n *Node) (done bool, err error) {
-	o, err := r.executeNode(ctx, r.main, n)
+	o, end, err := r.executeNode(ctx, r.main, n)
 	if err != nil {
 		return false, err
 	}
+	defer end.finish(ctx) // announced by checkpoint, unless the run stops first
 	if ctx.Err() != nil {
 		return false, stop(n.ID, ClassCanceled, "run canceled during node %s: %v", n.ID, context.Cause(ctx))
 	}
 	tr := r.transition(n, o)
 	r.st.NextNode = tr.next
 	r.st.Finished = tr.stop != nil || tr.next == ""
-	if err := r.checkpoint(ctx, n, o); err != nil {
+	if err := r.checkpoint(ctx, n, o, end); err != nil {
 		return false, err
 	}
 	if tr.stop != nil {

@@ -1,11 +1,7 @@
 package attractor
 
 import (
-	"encoding/json"
-	"fmt"
 	"path/filepath"
-
-	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 )
 
 // invocation.json records what a stage attempt ran, for people reading a
@@ -58,7 +54,8 @@ func newProcessRecord(name string, req ExecRequest, res ExecResult, err error) p
 	return r
 }
 
-func (s *Stage) writeInvocation() error {
+// invocation is the attempt's invocation.json.
+func (s *Stage) invocation() invocation {
 	inv := invocation{
 		RunID:     s.RunID,
 		Node:      s.Node.ID,
@@ -72,18 +69,5 @@ func (s *Stage) writeInvocation() error {
 	if inv.Processes == nil {
 		inv.Processes = []processRecord{}
 	}
-	return writeJSONFile(filepath.Join(s.Dir, "invocation.json"), inv)
-}
-
-// writeJSONFile writes v indented. Stage files are written once, after the
-// attempt and before listeners hear of it, so no reader races the write; a
-// crash mid-write only leaves a stage that resume runs again.
-func writeJSONFile(path string, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode %s: %w", filepath.Base(path), err)
-	}
-	// Replaced, not written through: the stage's process may have left a
-	// link or a FIFO at the path (status.json is its status path).
-	return safefile.WriteFile(path, append(b, '\n'))
+	return inv
 }

@@ -127,11 +127,11 @@ func (r *run) walkBranch(ctx context.Context, ln *lane, parallel *Node, head, fa
 		if reason := branchObstacle(n, cur); reason != "" {
 			return br.failed(reason), nil
 		}
-		o, err := r.executeNode(ctx, ln, n)
+		o, end, err := r.executeNode(ctx, ln, n)
 		if err != nil {
 			return br, err
 		}
-		if err := r.branchCheckpoint(ctx, parallel, n, o); err != nil {
+		if err := r.branchCheckpoint(ctx, parallel, n, o, end); err != nil {
 			return br, err
 		}
 		if o.Status == StatusFail && r.st.Signatures[signatureKey(n.ID, o)] >= r.signatureLimit() {
@@ -178,10 +178,10 @@ func (br BranchResult) failed(reason string) BranchResult {
 
 // branchCheckpoint checkpoints a branch node; the run resumes at the
 // parallel node.
-func (r *run) branchCheckpoint(ctx context.Context, parallel, n *Node, o Outcome) error {
+func (r *run) branchCheckpoint(ctx context.Context, parallel, n *Node, o Outcome, end *attemptEnd) error {
 	next := r.st.NextNode
 	r.st.NextNode = parallel.ID
-	err := r.checkpoint(ctx, n, o)
+	err := r.checkpoint(ctx, n, o, end)
 	r.st.NextNode = next
 	return err
 }

@@ -291,6 +291,9 @@ func TestCheckpointProcesses(t *testing.T) {
 					i++
 					continue
 				}
+				if strings.HasPrefix(f[i], "--") {
+					continue // a global option such as --no-optional-locks
+				}
 				out = append(out, f[i])
 				break
 			}

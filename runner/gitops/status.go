@@ -29,10 +29,13 @@ func (e statusEntry) deleted() bool { return e.Y == 'D' || (e.X == 'D' && e.Y ==
 // branch HEAD is on ("" when detached). Untracked files are listed one by
 // one (-uall) so the exclude globs see every path; ignored files are not
 // listed at all. Renames are reported as a deletion plus an addition, so
-// each side meets the exclude rules on its own.
+// each side meets the exclude rules on its own. --no-optional-locks: the
+// status only reads, where git would otherwise rewrite the index to
+// refresh stat data (a lock file made and renamed on every checkpoint);
+// the commit that follows refreshes it.
 func (g *Git) status(ctx context.Context, worktree string) (string, []statusEntry, error) {
 	out, err := g.run(ctx, call{dir: worktree, pinned: true,
-		args: []string{"status", "--porcelain=v1", "-z", "--branch", "--untracked-files=all", "--ignore-submodules=none", "--no-renames"}})
+		args: []string{"--no-optional-locks", "status", "--porcelain=v1", "-z", "--branch", "--untracked-files=all", "--ignore-submodules=none", "--no-renames"}})
 	if err != nil {
 		return "", nil, fmt.Errorf("gitops: status of %s: %w", worktree, err)
 	}

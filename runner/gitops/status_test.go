@@ -1,8 +1,12 @@
 package gitops
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -90,4 +94,33 @@ func FuzzParseStatus(f *testing.F) {
 			t.Errorf("round trip: got %q, want %q", enc.String(), b)
 		}
 	})
+}
+
+// The checkpoint's status only reads: it leaves the index as it was,
+// where a plain git status rewrites it whenever stat data changed (a lock
+// file made and renamed on every node's hot path). The commit after it
+// refreshes the index anyway.
+func TestStatusLeavesTheIndexAlone(t *testing.T) {
+	g := newTestGit(t)
+	repo := newRepo(t, g, map[string]string{"a.txt": "a\n"})
+	wt, _, _ := newRun(t, g, repo)
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(filepath.Join(wt, "a.txt"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	index := mustGit(t, g, wt, "rev-parse", "--path-format=absolute", "--git-path", "index")
+	before, err := os.Stat(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, entries, err := g.status(context.Background(), wt); err != nil || len(entries) != 0 {
+		t.Fatalf("status: %v %v, want a clean worktree", entries, err)
+	}
+	after, err := os.Stat(index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !os.SameFile(before, after) || !after.ModTime().Equal(before.ModTime()) {
+		t.Errorf("status rewrote the index (%v, then %v)", before.ModTime(), after.ModTime())
+	}
 }
