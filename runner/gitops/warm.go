@@ -1,7 +1,9 @@
 package gitops
 
 import (
+	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -131,50 +133,116 @@ func writeGitdir(admin, dir string) error {
 // nothing a run wrote:
 //
 //   - the worktree's .git file is written anew, whatever a node put there;
-//   - the registration keeps only its index (checked by checkIndex) and
+//   - the registration keeps only its index (checked by loadIndex) and
 //     lock; HEAD, commondir and gitdir are written anew and every other
 //     file (config.worktree, info/sparse-checkout, MERGE_HEAD, rebase
 //     state, logs, refs) is removed;
-//   - nested .git entries, hard links and odd permissions go (tidyTree:
-//     git's reset cannot see them, since it compares content and the
-//     executable bit only, and a checkpoint's status already recorded
-//     the stat data of a file whose mode or links a node changed; parking
-//     and reusing both walk every file, so a process that outlived its
-//     run and wrote into a parked worktree is undone too);
-//   - `git clean -ffdx` removes untracked and ignored files and nested
-//     repositories, and `git reset --hard` restores tracked files and
-//     moves to sha, writing only the files that differ.
+//   - tidyTree removes everything the index does not track (as `git clean
+//     -ffdx`), nested .git entries, hard links, odd permissions and every
+//     tracked file that is not exactly what the index recorded, before
+//     any git runs in the tree; parking and reusing both do, so a process
+//     that outlived its run and wrote into a parked worktree is undone too;
+//   - git then moves the tree to sha, writing only the files that differ:
+//     when tidyTree found every tracked file as recorded, a two-way
+//     `read-tree -m -u` from the index's own tree (computed from its
+//     entries, so it names exactly what the index holds) touches only the
+//     paths that differ between the two trees; otherwise `reset --hard`
+//     looks at every file and writes back the ones tidyTree removed.
 //
 // The index's stat data is trusted, which is what spares rewriting
 // unchanged files: a node cannot forge a changed file's ctime, and in the
 // sandbox it cannot write the registration (mounted read-only), so a file
-// it touched always looks changed to git. The repository's common
-// directory (config, hooks, info/) is not the worktree's: a node reaches
-// it no more than a fresh worktree's. Without the sandbox
-// (--insecure-no-sandbox) nodes can write both, as everything else the
-// bot owns.
+// it touched always looks changed. The repository's common directory
+// (config, hooks, info/) is not the worktree's: a node reaches it no more
+// than a fresh worktree's. Without the sandbox (--insecure-no-sandbox)
+// nodes can write both, as everything else the bot owns.
 func (g *Git) scrub(ctx context.Context, admin, dir, head, sha string) error {
 	if err := resetRegistration(admin, dir, head); err != nil {
 		return err
 	}
-	if err := checkIndex(filepath.Join(admin, "index")); err != nil {
+	idx, top, err := loadIndex(filepath.Join(admin, "index"))
+	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNotReusable, err)
 	}
-	if err := tidyTree(dir); err != nil {
+	clean, err := tidyTree(dir, idx)
+	if err != nil {
 		return fmt.Errorf("tidy: %w", err)
 	}
 	c := call{dir: dir, pinned: true, config: []string{"core.untrackedCache=false", "core.sparseCheckout=false"}}
-	c.args = []string{"clean", "-ffdxq"}
-	if _, err := g.run(ctx, c); err != nil {
-		return err
+	moved := false
+	if clean {
+		if moved, err = g.switchTree(ctx, c, top, sha); err != nil {
+			return err
+		}
 	}
-	c.args = []string{"reset", "--hard", "--quiet", "--no-recurse-submodules", sha}
-	if _, err := g.run(ctx, c); err != nil {
-		return err
+	if !moved {
+		c.args = []string{"reset", "--hard", "--quiet", "--no-recurse-submodules", sha}
+		if _, err := g.run(ctx, c); err != nil {
+			return err
+		}
+	} else if ref, ok := strings.CutPrefix(head, "ref: "); ok {
+		c.args = []string{"update-ref", "-m", "reset: moving to " + sha, ref, sha}
+		if _, err := g.run(ctx, c); err != nil {
+			return err
+		}
 	}
 	// reset records the commit it left, the parked one, as ORIG_HEAD; a
 	// fresh worktree's names its own start (worktree add resets too).
 	return os.WriteFile(filepath.Join(admin, "ORIG_HEAD"), []byte(sha+"\n"), 0o644)
+}
+
+// loadIndex reads the index at p and the tree its entries make.
+func loadIndex(p string) (*workIndex, string, error) {
+	idx, err := readIndex(p)
+	if err != nil {
+		return nil, "", err
+	}
+	trees, err := indexTrees(idx.entries)
+	if err != nil {
+		return nil, "", err
+	}
+	if idx.cacheTree != nil {
+		if err := checkCacheTree(idx.cacheTree, trees); err != nil {
+			return nil, "", err
+		}
+	}
+	top := trees[""].oid
+	return idx, hex.EncodeToString(top[:]), nil
+}
+
+// maxRestorePaths is how many changed paths switchTree restores one by
+// one; past it, `read-tree` rebuilding the whole index costs less
+// (restore matches every entry against every path).
+const maxRestorePaths = 100
+
+// switchTree moves the index and the tree from the tree from (what the
+// index holds) to the commit sha, writing only the paths that differ
+// between the two. It says false when git refused (the tree from is not
+// in the repository, a path is not as git recorded it), for reset to do
+// the work.
+func (g *Git) switchTree(ctx context.Context, c call, from, sha string) (bool, error) {
+	c.args = []string{"diff-tree", "-r", "-z", "--no-renames", "--name-only", from, sha}
+	out, err := g.run(ctx, c)
+	if err == nil {
+		switch n := bytes.Count(out, []byte{0}); {
+		case n == 0:
+			return true, nil
+		case n <= maxRestorePaths:
+			c.stdin = bytes.NewReader(out)
+			c.args = []string{"--literal-pathspecs", "restore", "--quiet", "--no-overlay", "--no-recurse-submodules",
+				"--source=" + sha, "--staged", "--worktree", "--pathspec-from-file=-", "--pathspec-file-nul"}
+		default:
+			c.args = []string{"read-tree", "-m", "-u", from, sha}
+		}
+		_, err = g.run(ctx, c)
+	}
+	if err == nil {
+		return true, nil
+	}
+	if ctx.Err() != nil {
+		return false, err
+	}
+	return false, nil
 }
 
 // keptInRegistration are the files of a worktree's registration that
