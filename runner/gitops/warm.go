@@ -1,7 +1,6 @@
 package gitops
 
 import (
-	"bytes"
 	"context"
 	"encoding/hex"
 	"errors"
@@ -210,6 +209,41 @@ func loadIndex(p string) (*workIndex, string, error) {
 	return idx, hex.EncodeToString(top[:]), nil
 }
 
+// topmostPaths are the NUL-terminated paths of out without those below
+// another: where a file becomes a directory or the other way round, the
+// path of the one names both for restore, which refuses a path that the
+// other's change already took out of the index.
+func topmostPaths(out []byte) []string {
+	all := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
+	if len(all) == 1 && all[0] == "" {
+		return nil
+	}
+	set := make(map[string]bool, len(all))
+	for _, p := range all {
+		set[p] = true
+	}
+	top := all[:0]
+	for _, p := range all {
+		below := false
+		for i := strings.IndexByte(p, '/'); i >= 0 && !below; i = next(p, i) {
+			below = set[p[:i]]
+		}
+		if !below {
+			top = append(top, p)
+		}
+	}
+	return top
+}
+
+// next is the index of the first "/" in p after i, or -1.
+func next(p string, i int) int {
+	j := strings.IndexByte(p[i+1:], '/')
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
+}
+
 // maxRestorePaths is how many changed paths switchTree restores one by
 // one; past it, `read-tree` rebuilding the whole index costs less
 // (restore matches every entry against every path).
@@ -224,11 +258,11 @@ func (g *Git) switchTree(ctx context.Context, c call, from, sha string) (bool, e
 	c.args = []string{"diff-tree", "-r", "-z", "--no-renames", "--name-only", from, sha}
 	out, err := g.run(ctx, c)
 	if err == nil {
-		switch n := bytes.Count(out, []byte{0}); {
-		case n == 0:
+		switch paths := topmostPaths(out); {
+		case len(paths) == 0:
 			return true, nil
-		case n <= maxRestorePaths:
-			c.stdin = bytes.NewReader(out)
+		case len(paths) <= maxRestorePaths:
+			c.stdin = strings.NewReader(strings.Join(paths, "\x00"))
 			c.args = []string{"--literal-pathspecs", "restore", "--quiet", "--no-overlay", "--no-recurse-submodules",
 				"--source=" + sha, "--staged", "--worktree", "--pathspec-from-file=-", "--pathspec-file-nul"}
 		default:
