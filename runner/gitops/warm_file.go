@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -34,7 +35,7 @@ func (t *tidier) unchanged(fd int, name, p string, st *unix.Stat_t, e *indexEntr
 	if !sameStat(st, e) {
 		return false, nil
 	}
-	if int64(e.mtimeSec) < t.racy {
+	if time.Unix(int64(e.mtimeSec), int64(e.mtimeNsec)).Before(t.racy) {
 		return true, nil
 	}
 	body, same, err := t.content(fd, name, p, st)

@@ -9,6 +9,7 @@ import (
 	"path"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // maxIndexBytes caps the index a reused worktree may bring: 200 bytes an
@@ -49,9 +50,9 @@ type workIndex struct {
 	entries []indexEntry // in the index's order (sorted by path)
 	// cacheTree is the body of the cache tree extension ("TREE"), if any.
 	cacheTree []byte
-	// mtimeSec is the index file's modification time: git's racily clean
-	// entries are the ones modified in or after that second.
-	mtimeSec int64
+	// mtime is the index file's modification time: git's racily clean
+	// entries are the ones modified then or later.
+	mtime time.Time
 }
 
 // readIndex reads the index at p and says why a warm worktree cannot
@@ -86,7 +87,7 @@ func readIndex(p string) (*workIndex, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx.mtimeSec = fi.ModTime().Unix()
+	idx.mtime = fi.ModTime()
 	return idx, nil
 }
 

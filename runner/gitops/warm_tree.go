@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -30,8 +31,9 @@ import (
 // hard-linked (a write through it would reach a file outside, and reset
 // keeps a file whose content matches), or stat data (ctime and mtime to
 // the nanosecond, inode, owner, size) other than the index's. A file git
-// would call racily clean (modified in the second the index was written
-// or later) is compared by content. Permissions are what a checkout
+// would call racily clean (modified when the index was written or later,
+// to the nanosecond as git built with USE_NSEC judges it) is compared by
+// content. Permissions are what a checkout
 // gives: 0777 for directories and executable files and 0666 for others,
 // less the process's umask.
 //
@@ -64,7 +66,7 @@ type tidier struct {
 	entries []indexEntry
 	files   map[string]int  // tracked path → its entry
 	dirs    map[string]bool // directories of tracked paths
-	racy    int64           // entries modified in this second or later are racily clean
+	racy    time.Time       // entries modified then or later are racily clean
 	dirPerm uint32          // permissions of a directory, a file and an executable
 	perm    map[uint32]uint32
 
@@ -85,7 +87,7 @@ type dirJob struct {
 
 func newTidier(root *os.Root, idx *workIndex) *tidier {
 	mask := uint32(umask())
-	t := &tidier{root: root, entries: idx.entries, racy: idx.mtimeSec,
+	t := &tidier{root: root, entries: idx.entries, racy: idx.mtime,
 		files: make(map[string]int, len(idx.entries)), dirs: map[string]bool{},
 		dirPerm: 0o777 &^ mask,
 		perm:    map[uint32]uint32{modeFile: 0o666 &^ mask, modeExec: 0o777 &^ mask}}

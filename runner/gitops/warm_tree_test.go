@@ -83,10 +83,14 @@ func TestTidyKeepsOnlyFilesAsRecorded(t *testing.T) {
 		}, true},
 		{"other content, stat as recorded, racily clean", func(_ *testing.T, _ string, e *indexEntry, idx *workIndex) {
 			e.oid[0] ^= 1
-			idx.mtimeSec = int64(e.mtimeSec)
+			idx.mtime = time.Unix(int64(e.mtimeSec), int64(e.mtimeNsec))
 		}, false},
+		{"other content, stat as recorded, a nanosecond before the index", func(_ *testing.T, _ string, e *indexEntry, idx *workIndex) {
+			e.oid[0] ^= 1
+			idx.mtime = time.Unix(int64(e.mtimeSec), int64(e.mtimeNsec)+1)
+		}, true},
 		{"racily clean, same content", func(_ *testing.T, _ string, e *indexEntry, idx *workIndex) {
-			idx.mtimeSec = int64(e.mtimeSec)
+			idx.mtime = time.Unix(int64(e.mtimeSec), int64(e.mtimeNsec))
 		}, true},
 		{"ctime a nanosecond off", func(_ *testing.T, _ string, e *indexEntry, _ *workIndex) {
 			e.ctimeNsec ^= 1
@@ -116,7 +120,7 @@ func TestTidyKeepsOnlyFilesAsRecorded(t *testing.T) {
 			must(t, os.WriteFile(p, content, 0o666&^umask()))
 			e := indexEntry{path: "f", mode: modeFile, oid: gitBlobID(content)}
 			recordStat(t, p, &e)
-			idx := &workIndex{mtimeSec: time.Now().Unix() + 10}
+			idx := &workIndex{mtime: time.Now().Add(time.Minute)}
 			tc.alter(t, p, &e, idx)
 			idx.entries = []indexEntry{e}
 			got := keeps(t, dir, idx)
