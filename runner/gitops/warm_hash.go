@@ -5,6 +5,7 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"fmt"
+	"hash"
 	"strconv"
 	"strings"
 )
@@ -22,7 +23,7 @@ type treeNode struct {
 // two-way `read-tree` from it cannot mistake anything in the index for
 // what a commit holds. Entries out of git's order are an error.
 func indexTrees(entries []indexEntry) (map[string]treeNode, error) {
-	h := &treeHasher{entries: entries, nodes: make(map[string]treeNode, len(entries)/8+1)}
+	h := &treeHasher{entries: entries, nodes: make(map[string]treeNode, len(entries)/8+1), sum: sha1.New()}
 	if _, err := h.tree("", 0, len(entries)); err != nil {
 		return nil, err
 	}
@@ -32,17 +33,20 @@ func indexTrees(entries []indexEntry) (map[string]treeNode, error) {
 type treeHasher struct {
 	entries []indexEntry
 	nodes   map[string]treeNode
-	buf     []byte
+	sum     hash.Hash
+	// bodies holds the tree objects being built, a directory's after its
+	// parent's: one is done before its parent's grows again.
+	bodies []byte
 }
 
 // tree hashes the directory prefix (empty or ending in "/") whose entries
 // are entries[lo:hi].
 func (h *treeHasher) tree(prefix string, lo, hi int) ([sha1Bytes]byte, error) {
-	var body []byte
-	prev := ""
+	start := len(h.bodies)
+	prev, prevDir := "", false
 	for i := lo; i < hi; {
 		name := h.entries[i].path[len(prefix):]
-		mode, key, oid := "", name, h.entries[i].oid
+		mode, oid, isDir := modeString(h.entries[i].mode), h.entries[i].oid, false
 		if dir, _, ok := strings.Cut(name, "/"); ok {
 			sub := prefix + dir + "/"
 			j := i + 1
@@ -53,32 +57,51 @@ func (h *treeHasher) tree(prefix string, lo, hi int) ([sha1Bytes]byte, error) {
 			if oid, err = h.tree(sub, i, j); err != nil {
 				return oid, err
 			}
-			mode, key, name, i = "40000", dir+"/", dir, j
+			mode, name, isDir, i = "40000", dir, true, j
 		} else {
-			mode, i = modeString(h.entries[i].mode), i+1
+			i++
 		}
-		// Git orders a tree's entries by name, a directory's name
-		// compared as if it ended in "/".
-		if key <= prev {
+		if prev != "" && compareTreeNames(prev, prevDir, name, isDir) >= 0 {
 			return oid, fmt.Errorf("index: %q out of order", prefix+name)
 		}
-		prev = key
-		body = append(body, mode...)
-		body = append(body, ' ')
-		body = append(body, name...)
-		body = append(body, 0)
-		body = append(body, oid[:]...)
+		prev, prevDir = name, isDir
+		h.bodies = append(h.bodies, mode...)
+		h.bodies = append(h.bodies, ' ')
+		h.bodies = append(h.bodies, name...)
+		h.bodies = append(h.bodies, 0)
+		h.bodies = append(h.bodies, oid[:]...)
 	}
-	h.buf = append(h.buf[:0], "tree "...)
-	h.buf = strconv.AppendInt(h.buf, int64(len(body)), 10)
-	h.buf = append(h.buf, 0)
-	sum := sha1.New()
-	sum.Write(h.buf)
-	sum.Write(body)
+	body := h.bodies[start:]
+	var header [32]byte
+	h.sum.Reset()
+	h.sum.Write(strconv.AppendInt(append(header[:0], "tree "...), int64(len(body)), 10))
+	h.sum.Write([]byte{0})
+	h.sum.Write(body)
 	var oid [sha1Bytes]byte
-	sum.Sum(oid[:0])
+	h.sum.Sum(oid[:0])
+	h.bodies = h.bodies[:start]
 	h.nodes[strings.TrimSuffix(prefix, "/")] = treeNode{count: hi - lo, oid: oid}
 	return oid, nil
+}
+
+// compareTreeNames orders two entries of a tree as git does: by name, a
+// directory's compared as if it ended in "/".
+func compareTreeNames(a string, aDir bool, b string, bDir bool) int {
+	n := min(len(a), len(b))
+	if c := strings.Compare(a[:n], b[:n]); c != 0 {
+		return c
+	}
+	return int(nextByte(a, n, aDir)) - int(nextByte(b, n, bDir))
+}
+
+func nextByte(s string, n int, dir bool) byte {
+	switch {
+	case n < len(s):
+		return s[n]
+	case dir:
+		return '/'
+	}
+	return 0
 }
 
 // checkCacheTree says whether the cache tree extension b agrees with the

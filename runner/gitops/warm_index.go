@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path"
 	"strings"
 	"syscall"
 	"time"
@@ -79,8 +78,10 @@ func readIndex(p string) (*workIndex, error) {
 	if !fi.Mode().IsRegular() || fi.Size() > maxIndexBytes {
 		return nil, fmt.Errorf("index %s is not a regular file under %d bytes", p, maxIndexBytes)
 	}
-	b, err := io.ReadAll(io.LimitReader(f, maxIndexBytes))
-	if err != nil {
+	// git replaces the index by rename: the file open here does not
+	// change while it is read.
+	b := make([]byte, fi.Size())
+	if _, err := io.ReadFull(f, b); err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
 	idx, err := parseIndex(b)
@@ -105,9 +106,10 @@ func parseIndex(b []byte) (*workIndex, error) {
 		return nil, fmt.Errorf("index: %d entries in %d bytes", n, len(body))
 	}
 	idx := &workIndex{entries: make([]indexEntry, n)}
+	text := string(body) // the entries' paths are slices of one copy
 	off := 12
 	for i := range idx.entries {
-		next, err := readEntry(body, off, version, &idx.entries[i])
+		next, err := readEntry(body, text, off, version, &idx.entries[i])
 		if err != nil {
 			return nil, fmt.Errorf("index entry %d: %w", i, err)
 		}
@@ -121,9 +123,9 @@ func parseIndex(b []byte) (*workIndex, error) {
 	return idx, nil
 }
 
-// readEntry checks the entry at off, stores it in e and returns the
-// offset of the next.
-func readEntry(b []byte, off int, version uint32, e *indexEntry) (int, error) {
+// readEntry checks the entry at off of b (text is b as a string), stores
+// it in e and returns the offset of the next.
+func readEntry(b []byte, text string, off int, version uint32, e *indexEntry) (int, error) {
 	if off+entryFixedBytes > len(b) {
 		return 0, fmt.Errorf("truncated")
 	}
@@ -149,7 +151,7 @@ func readEntry(b []byte, off int, version uint32, e *indexEntry) (int, error) {
 	if nameEnd < 0 {
 		return 0, fmt.Errorf("truncated name")
 	}
-	name := string(b[off+fixed : off+fixed+nameEnd])
+	name := text[off+fixed : off+fixed+nameEnd]
 	if l := int(flags & flagNameMask); l < flagNameMask && l != len(name) {
 		return 0, fmt.Errorf("name length %d does not match %q", l, name)
 	}
@@ -177,15 +179,19 @@ func checkEntryPath(name string, mode uint32) error {
 	default:
 		return fmt.Errorf("%q: mode %o", name, mode)
 	}
-	if name == "" || strings.HasPrefix(name, "/") || path.Clean(name) != name {
-		return fmt.Errorf("%q: not a clean relative path", name)
-	}
-	for _, part := range strings.Split(name, "/") {
-		if part == ".." || strings.EqualFold(part, ".git") {
+	for rest := name; ; {
+		part, more, found := strings.Cut(rest, "/")
+		if part == "" || part == "." || part == ".." {
+			return fmt.Errorf("%q: not a clean relative path", name)
+		}
+		if len(part) == 4 && strings.EqualFold(part, ".git") {
 			return fmt.Errorf("%q: path component %q", name, part)
 		}
+		if !found {
+			return nil
+		}
+		rest = more
 	}
-	return nil
 }
 
 // checkExtensions allows only the cache tree ("TREE") and returns its

@@ -49,6 +49,29 @@ func TestIndexTreesAreGits(t *testing.T) {
 	}
 }
 
+// TestIndexTreesRefuseDisorder: entries out of git's order (which git
+// would not write) are refused, not hashed into some other tree.
+func TestIndexTreesRefuseDisorder(t *testing.T) {
+	for _, paths := range [][]string{
+		{"b", "a"},
+		{"a/x", "a.b"},
+		{"a/x", "a/x"},
+		{"d/y", "e", "d/z"},
+	} {
+		var entries []indexEntry
+		for _, p := range paths {
+			entries = append(entries, indexEntry{path: p, mode: modeFile})
+		}
+		if _, err := indexTrees(entries); err == nil {
+			t.Errorf("indexTrees(%q) took them", paths)
+		}
+	}
+	ok := []indexEntry{{path: "a.b", mode: modeFile}, {path: "a/x", mode: modeFile}, {path: "a0", mode: modeFile}}
+	if _, err := indexTrees(ok); err != nil {
+		t.Errorf("indexTrees(a.b, a/x, a0): %v", err)
+	}
+}
+
 func TestTopmostPaths(t *testing.T) {
 	tests := []struct {
 		out  string
