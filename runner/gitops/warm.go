@@ -163,24 +163,26 @@ func (g *Git) scrub(ctx context.Context, admin, dir, head, sha string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNotReusable, err)
 	}
+	c := call{dir: dir, pinned: true, config: []string{"core.untrackedCache=false", "core.sparseCheckout=false"}}
+	// What git does outside the worktree runs while it is tidied.
+	planned := make(chan switchPlan, 1)
+	go func() { planned <- g.planSwitch(ctx, c, top, head, sha) }()
 	clean, err := tidyTree(dir, idx)
+	plan := <-planned
 	if err != nil {
 		return fmt.Errorf("tidy: %w", err)
 	}
-	c := call{dir: dir, pinned: true, config: []string{"core.untrackedCache=false", "core.sparseCheckout=false"}}
+	if plan.err != nil {
+		return plan.err
+	}
 	moved := false
-	if clean {
-		if moved, err = g.switchTree(ctx, c, top, sha); err != nil {
+	if clean && plan.paths != nil {
+		if moved, err = g.applySwitch(ctx, c, plan.paths, top, sha); err != nil {
 			return err
 		}
 	}
 	if !moved {
 		c.args = []string{"reset", "--hard", "--quiet", "--no-recurse-submodules", sha}
-		if _, err := g.run(ctx, c); err != nil {
-			return err
-		}
-	} else if ref, ok := strings.CutPrefix(head, "ref: "); ok {
-		c.args = []string{"update-ref", "-m", "reset: moving to " + sha, ref, sha}
 		if _, err := g.run(ctx, c); err != nil {
 			return err
 		}
@@ -207,76 +209,6 @@ func loadIndex(p string) (*workIndex, string, error) {
 	}
 	top := trees[""].oid
 	return idx, hex.EncodeToString(top[:]), nil
-}
-
-// topmostPaths are the NUL-terminated paths of out without those below
-// another: where a file becomes a directory or the other way round, the
-// path of the one names both for restore, which refuses a path that the
-// other's change already took out of the index.
-func topmostPaths(out []byte) []string {
-	all := strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00")
-	if len(all) == 1 && all[0] == "" {
-		return nil
-	}
-	set := make(map[string]bool, len(all))
-	for _, p := range all {
-		set[p] = true
-	}
-	top := all[:0]
-	for _, p := range all {
-		below := false
-		for i := strings.IndexByte(p, '/'); i >= 0 && !below; i = next(p, i) {
-			below = set[p[:i]]
-		}
-		if !below {
-			top = append(top, p)
-		}
-	}
-	return top
-}
-
-// next is the index of the first "/" in p after i, or -1.
-func next(p string, i int) int {
-	j := strings.IndexByte(p[i+1:], '/')
-	if j < 0 {
-		return -1
-	}
-	return i + 1 + j
-}
-
-// maxRestorePaths is how many changed paths switchTree restores one by
-// one; past it, `read-tree` rebuilding the whole index costs less
-// (restore matches every entry against every path).
-const maxRestorePaths = 100
-
-// switchTree moves the index and the tree from the tree from (what the
-// index holds) to the commit sha, writing only the paths that differ
-// between the two. It says false when git refused (the tree from is not
-// in the repository, a path is not as git recorded it), for reset to do
-// the work.
-func (g *Git) switchTree(ctx context.Context, c call, from, sha string) (bool, error) {
-	c.args = []string{"diff-tree", "-r", "-z", "--no-renames", "--name-only", from, sha}
-	out, err := g.run(ctx, c)
-	if err == nil {
-		switch paths := topmostPaths(out); {
-		case len(paths) == 0:
-			return true, nil
-		case len(paths) <= maxRestorePaths:
-			c.stdin = strings.NewReader(strings.Join(paths, "\x00"))
-			c.args = []string{"--literal-pathspecs", "restore", "--quiet", "--no-overlay", "--no-recurse-submodules",
-				"--source=" + sha, "--staged", "--worktree", "--pathspec-from-file=-", "--pathspec-file-nul"}
-		default:
-			c.args = []string{"read-tree", "-m", "-u", from, sha}
-		}
-		_, err = g.run(ctx, c)
-	}
-	if err == nil {
-		return true, nil
-	}
-	if ctx.Err() != nil {
-		return false, err
-	}
-	return false, nil
 }
 
 // keptInRegistration are the files of a worktree's registration that

@@ -77,7 +77,7 @@ func TestTopmostPaths(t *testing.T) {
 		out  string
 		want []string
 	}{
-		{"", nil},
+		{"", []string{}},
 		{"a.txt\x00src/b.txt\x00", []string{"a.txt", "src/b.txt"}},
 		{"a.txt\x00a.txt/inner\x00", []string{"a.txt"}},
 		{"src\x00src/b.txt\x00src/deep/c.txt\x00", []string{"src"}},
