@@ -12,17 +12,17 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// unchanged says whether name in the directory fd (at p, with stat data
-// st) is what the index entry e recorded and may stay; a gitlink's
+// unchanged says whether name in the directory fd (at key, with stat
+// data st) is what the index entry e recorded and may stay; a gitlink's
 // directory is emptied and stays.
-func (t *tidier) unchanged(fd int, name, p string, st *unix.Stat_t, e *indexEntry) (bool, error) {
+func (t *tidier) unchanged(fd int, name string, key []byte, st *unix.Stat_t, e *indexEntry) (bool, error) {
 	typ := st.Mode & unix.S_IFMT
 	switch e.mode {
 	case modeGitlink:
 		if typ != unix.S_IFDIR {
 			return false, nil
 		}
-		return true, t.subdir(fd, name, p, st, t.empty)
+		return true, t.subdir(fd, name, string(key), st, t.empty)
 	case modeSymlink:
 		if typ != unix.S_IFLNK {
 			return false, nil
@@ -38,7 +38,7 @@ func (t *tidier) unchanged(fd int, name, p string, st *unix.Stat_t, e *indexEntr
 	if time.Unix(int64(e.mtimeSec), int64(e.mtimeNsec)).Before(t.racy) {
 		return true, nil
 	}
-	body, same, err := t.content(fd, name, p, st)
+	body, same, err := t.content(fd, name, string(key), st)
 	if err != nil || !same {
 		return false, err
 	}

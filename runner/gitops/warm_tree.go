@@ -64,10 +64,9 @@ func tidyTree(dir string, idx *workIndex) (clean bool, err error) {
 type tidier struct {
 	root    *os.Root
 	entries []indexEntry
-	files   map[string]int  // tracked path → its entry
-	dirs    map[string]bool // directories of tracked paths
-	racy    time.Time       // entries modified then or later are racily clean
-	dirPerm uint32          // permissions of a directory, a file and an executable
+	paths   map[string]int32 // tracked path → its entry, or trackedDir
+	racy    time.Time        // entries modified then or later are racily clean
+	dirPerm uint32           // permissions of a directory, a file and an executable
 	perm    map[uint32]uint32
 
 	seen  atomic.Int64 // entries found on disk
@@ -79,6 +78,9 @@ type tidier struct {
 	err     error
 }
 
+// trackedDir marks in tidier.paths a directory of tracked paths.
+const trackedDir = -1
+
 // dirJob is an open directory to tidy, at rel from the top ("" for it).
 type dirJob struct {
 	fd  int
@@ -88,18 +90,18 @@ type dirJob struct {
 func newTidier(root *os.Root, idx *workIndex) *tidier {
 	mask := uint32(umask())
 	t := &tidier{root: root, entries: idx.entries, racy: idx.mtime,
-		files: make(map[string]int, len(idx.entries)), dirs: map[string]bool{},
+		paths:   make(map[string]int32, len(idx.entries)*9/8),
 		dirPerm: 0o777 &^ mask,
 		perm:    map[uint32]uint32{modeFile: 0o666 &^ mask, modeExec: 0o777 &^ mask}}
 	for i, e := range idx.entries {
-		t.files[e.path] = i
+		t.paths[e.path] = int32(i)
 		for p := e.path; ; {
 			j := strings.LastIndexByte(p, '/')
-			if j < 0 || t.dirs[p[:j]] {
+			if j < 0 || t.paths[p[:j]] == trackedDir {
 				break
 			}
 			p = p[:j]
-			t.dirs[p] = true
+			t.paths[p] = trackedDir
 		}
 	}
 	return t
@@ -165,47 +167,55 @@ func (t *tidier) dir(j dirJob) {
 		t.fail(fmt.Errorf("read directory %q: %w", j.rel, err))
 		return
 	}
+	key := make([]byte, 0, 256) // rel/name, looked up without allocating
+	if j.rel != "" {
+		key = append(append(key, j.rel...), '/')
+	}
+	seen := 0
+	defer func() { t.seen.Add(int64(seen)) }()
 	for _, name := range names {
 		if j.rel == "" && name == ".git" {
 			continue
 		}
-		if err := t.entry(j.fd, j.rel, name); err != nil {
+		key = append(key, name...)
+		tracked, err := t.entry(j.fd, name, key)
+		key = key[:len(key)-len(name)]
+		if err != nil {
 			t.fail(err)
 			return
+		}
+		if tracked {
+			seen++
 		}
 	}
 }
 
-// entry tidies name in the directory fd at rel.
-func (t *tidier) entry(fd int, rel, name string) error {
-	p := name
-	if rel != "" {
-		p = rel + "/" + name
+// entry tidies name in the directory fd; key is its path from the top.
+// It says whether name is a tracked path.
+func (t *tidier) entry(fd int, name string, key []byte) (bool, error) {
+	i, ok := t.paths[string(key)]
+	if !ok {
+		return false, t.remove(string(key)) // untracked or ignored
 	}
 	var st unix.Stat_t
 	if err := fstatat(fd, name, &st); errors.Is(err, unix.ENOENT) {
-		return nil
+		return false, nil
 	} else if err != nil {
-		return &fs.PathError{Op: "lstat", Path: p, Err: err}
+		return false, &fs.PathError{Op: "lstat", Path: string(key), Err: err}
 	}
-	if i, ok := t.files[p]; ok {
-		t.seen.Add(1)
-		e := &t.entries[i]
-		keep, err := t.unchanged(fd, name, p, &st, e)
-		if err != nil || keep {
-			return err
+	if i == trackedDir {
+		if st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			t.dirty.Store(true) // what git tracks below it is missing
+			return false, t.remove(string(key))
 		}
-		t.dirty.Store(true)
-		return t.remove(p)
+		return false, t.subdir(fd, name, string(key), &st, t.queue)
 	}
-	if !t.dirs[p] {
-		return t.remove(p) // untracked or ignored
+	keep, err := t.unchanged(fd, name, key, &st, &t.entries[i])
+	if err != nil || keep {
+		return true, err
 	}
-	if st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		t.dirty.Store(true) // what git tracks below it is missing
-		return t.remove(p)
-	}
-	return t.subdir(fd, name, p, &st, t.queue)
+	t.dirty.Store(true)
+	return true, t.remove(string(key))
 }
 
 // subdir opens the directory name of fd (at p, with stat data st) after

@@ -175,7 +175,7 @@ func keeps(t *testing.T, dir string, idx *workIndex) bool {
 	defer unix.Close(fd)
 	var st unix.Stat_t
 	must(t, fstatat(fd, "f", &st))
-	keep, err := newTidier(root, idx).unchanged(fd, "f", "f", &st, &idx.entries[0])
+	keep, err := newTidier(root, idx).unchanged(fd, "f", []byte("f"), &st, &idx.entries[0])
 	must(t, err)
 	return keep
 }
