@@ -5,9 +5,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // ErrNotReusable marks a worktree that cannot be made clean with
@@ -163,6 +165,7 @@ func (g *Git) scrub(ctx context.Context, admin, dir, head, sha string) error {
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNotReusable, err)
 	}
+	defer closeLater(idx.file)
 	c := call{dir: dir, pinned: true, config: []string{"core.untrackedCache=false", "core.sparseCheckout=false"}}
 	// What git does outside the worktree runs while it is tidied.
 	planned := make(chan switchPlan, 1)
@@ -189,7 +192,7 @@ func (g *Git) scrub(ctx context.Context, admin, dir, head, sha string) error {
 	}
 	// reset records the commit it left, the parked one, as ORIG_HEAD; a
 	// fresh worktree's names its own start (worktree add resets too).
-	return os.WriteFile(filepath.Join(admin, "ORIG_HEAD"), []byte(sha+"\n"), 0o644)
+	return writeKept(admin, "ORIG_HEAD", sha+"\n")
 }
 
 // loadIndex reads the index at p and the tree its entries make.
@@ -212,17 +215,16 @@ func loadIndex(p string) (*workIndex, string, error) {
 }
 
 // keptInRegistration are the files of a worktree's registration that
-// survive a scrub: the index (checked after) and the lock.
-var keptInRegistration = map[string]bool{"index": true, "locked": true}
+// survive a scrub: the index (checked after), the lock, and the files
+// scrub writes, kept where they already say what it would write.
+var keptInRegistration = map[string]bool{"index": true, "locked": true,
+	"HEAD": true, "commondir": true, "gitdir": true, "ORIG_HEAD": true}
 
 // resetRegistration rewrites the worktree's .git file and its
 // registration's HEAD, commondir and gitdir, and removes every other
-// entry of the registration.
+// entry of the registration but the index and the lock.
 func resetRegistration(admin, dir, head string) error {
-	if err := os.RemoveAll(filepath.Join(dir, ".git")); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: "+admin+"\n"), 0o644); err != nil {
+	if err := writeKept(dir, ".git", "gitdir: "+admin+"\n"); err != nil {
 		return err
 	}
 	entries, err := os.ReadDir(admin)
@@ -237,14 +239,54 @@ func resetRegistration(admin, dir, head string) error {
 			return err
 		}
 	}
-	files := map[string]string{
-		"HEAD":      strings.TrimSpace(head) + "\n",
-		"commondir": "../..\n",
+	files := []struct{ name, body string }{
+		{"HEAD", strings.TrimSpace(head) + "\n"},
+		{"commondir", "../..\n"},
+		{"gitdir", filepath.Join(dir, ".git") + "\n"},
 	}
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(admin, name), []byte(body), 0o644); err != nil {
+	for _, f := range files {
+		if err := writeKept(admin, f.name, f.body); err != nil {
 			return err
 		}
 	}
-	return writeGitdir(admin, dir)
+	return nil
+}
+
+// writeKept makes dir/name a file holding body, keeping the file that is
+// there when it holds exactly that (a file replaced costs a new inode
+// and the old one's blocks, which some filesystems discard synchronously).
+// Anything else there, a symlink or a file with other links included, is
+// removed first.
+func writeKept(dir, name, body string) error {
+	p := filepath.Join(dir, name)
+	if f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0); err == nil {
+		same := holds(f, body)
+		f.Close()
+		if same {
+			return nil
+		}
+	}
+	if err := os.RemoveAll(p); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(body)
+	return errors.Join(err, f.Close())
+}
+
+// holds says whether f is a regular file with one link holding body.
+func holds(f *os.File, body string) bool {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(body)) {
+		return false
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Nlink != 1 {
+		return false
+	}
+	b := make([]byte, len(body)+1)
+	n, _ := io.ReadFull(f, b)
+	return string(b[:n]) == body
 }

@@ -52,9 +52,11 @@ type workIndex struct {
 	// mtime is the index file's modification time: git's racily clean
 	// entries are the ones modified then or later.
 	mtime time.Time
+	// file is the index, open: see closeLater.
+	file *os.File
 }
 
-// readIndex reads the index at p and says why a warm worktree cannot
+// readIndex reads the index at p, which it leaves open, and says why a warm worktree cannot
 // keep it: a reused worktree keeps its index (its stat data is what spares
 // rewriting unchanged files), so the index must hold nothing a fresh
 // checkout's would not. Only format 2 and 3 with SHA-1 ids are read; every
@@ -70,7 +72,16 @@ func readIndex(p string) (*workIndex, error) {
 	if err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
-	defer f.Close()
+	idx, err := readIndexFile(p, f)
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	idx.file = f
+	return idx, nil
+}
+
+func readIndexFile(p string, f *os.File) (*workIndex, error) {
 	fi, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("index: %w", err)
@@ -90,6 +101,15 @@ func readIndex(p string) (*workIndex, error) {
 	}
 	idx.mtime = fi.ModTime()
 	return idx, nil
+}
+
+// closeLater closes f in the background. The index read at the start of a
+// scrub is replaced by git's rename while it is open here, so its blocks
+// are freed when it is closed, not inside git: some filesystems (ext4
+// mounted with discard) discard freed blocks synchronously, 1.5 MB for
+// 20,000 files.
+func closeLater(f *os.File) {
+	go f.Close()
 }
 
 func parseIndex(b []byte) (*workIndex, error) {

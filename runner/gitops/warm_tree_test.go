@@ -179,3 +179,44 @@ func keeps(t *testing.T, dir string, idx *workIndex) bool {
 	must(t, err)
 	return keep
 }
+
+// TestWriteKept: a file scrub writes is kept only when it is a plain
+// file of one link holding exactly what would be written; anything else
+// is replaced without writing through it.
+func TestWriteKept(t *testing.T) {
+	const body = "gitdir: /x\n"
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, p, outside string)
+		kept  bool
+	}{
+		{"missing", func(*testing.T, string, string) {}, false},
+		{"same content", func(t *testing.T, p, _ string) { must(t, os.WriteFile(p, []byte(body), 0o644)) }, true},
+		{"other content", func(t *testing.T, p, _ string) { must(t, os.WriteFile(p, []byte("gitdir: /y\n"), 0o644)) }, false},
+		{"longer content", func(t *testing.T, p, _ string) { must(t, os.WriteFile(p, []byte(body+"x"), 0o644)) }, false},
+		{"symlink to a file holding it", func(t *testing.T, p, outside string) { must(t, os.Symlink(outside, p)) }, false},
+		{"hard link to a file holding it", func(t *testing.T, p, outside string) { must(t, os.Link(outside, p)) }, false},
+		{"directory", func(t *testing.T, p, _ string) { must(t, os.MkdirAll(filepath.Join(p, "sub"), 0o755)) }, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			p, outside := filepath.Join(dir, ".git"), filepath.Join(t.TempDir(), "outside")
+			must(t, os.WriteFile(outside, []byte(body), 0o644))
+			tc.setup(t, p, outside)
+			var before unix.Stat_t
+			if fd, err := unix.Open(p, unix.O_PATH|unix.O_NOFOLLOW, 0); err == nil {
+				defer unix.Close(fd) // holds the inode: its number is not reused
+				must(t, unix.Fstat(fd, &before))
+			}
+			must(t, writeKept(dir, ".git", body))
+			var after unix.Stat_t
+			must(t, unix.Lstat(p, &after))
+			got := []any{readFile(t, p), after.Mode&unix.S_IFMT == unix.S_IFREG, after.Nlink, before.Ino == after.Ino, readFile(t, outside)}
+			want := []any{body, true, uint64(1), tc.kept, body}
+			if diff := cmp.Diff(got, want); diff != "" {
+				t.Errorf("content, regular, links, kept, outside (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
