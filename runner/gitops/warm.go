@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // ErrNotReusable marks a worktree that cannot be made clean with
@@ -47,7 +48,46 @@ func (g *Git) ParkWorktree(ctx context.Context, repoDir, worktreeDir, parkedDir,
 	if err := g.scrub(ctx, admin, parkedDir, sha, sha); err != nil {
 		return fmt.Errorf("gitops: park worktree %s: %w", worktreeDir, err)
 	}
+	if err := g.settle(ctx, admin, parkedDir); err != nil {
+		return fmt.Errorf("gitops: park worktree %s: %w", worktreeDir, err)
+	}
 	return nil
+}
+
+// settleRacy is how many racily clean entries a parked index may keep.
+const settleRacy = 64
+
+// settle spares the take of the worktree at dir (registered at admin)
+// hashing files again. Git compares a file's content, not just its stat
+// data, when it was modified in the second its index was written or later
+// (racily clean), every time it writes that index; a first run parked
+// right after its checkout has thousands such. So when more than
+// settleRacy are, settle waits for the second after the newest and has
+// git refresh the index and write it anew: then none is.
+func (g *Git) settle(ctx context.Context, admin, dir string) error {
+	idx, err := readIndex(filepath.Join(admin, "index"))
+	if err != nil {
+		return err
+	}
+	idx.file.Close()
+	racy, newest := 0, int64(0)
+	for _, e := range idx.entries {
+		if sec := int64(e.mtimeSec); sec >= idx.mtime.Unix() {
+			racy, newest = racy+1, max(newest, sec)
+		}
+	}
+	if racy <= settleRacy {
+		return nil
+	}
+	// Not synchronisation: git's clock is the second.
+	select {
+	case <-time.After(time.Until(time.Unix(newest+1, 0))):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	_, err = g.run(ctx, call{dir: dir, pinned: true, config: []string{"core.untrackedCache=false"},
+		args: []string{"update-index", "-q", "--refresh", "--force-write-index"}})
+	return err
 }
 
 // ReuseWorktree moves the worktree ParkWorktree left at parkedDir to

@@ -70,3 +70,32 @@ func TestWarmWorktreeFollowsTheNextCommit(t *testing.T) {
 		})
 	}
 }
+
+// TestParkedIndexIsNotRacy: a worktree parked right after its checkout
+// keeps no more than settleRacy files git would call racily clean (and
+// hash again whenever it writes the index, on the take's path).
+func TestParkedIndexIsNotRacy(t *testing.T) {
+	files := map[string]string{}
+	for i := range 3 * settleRacy {
+		files[fmt.Sprintf("d%d/f%d.txt", i%5, i)] = fmt.Sprintf("%d\n", i)
+	}
+	g := newTestGit(t)
+	repo := newRepo(t, g, files)
+	wt, _, base := newRun(t, g, repo)
+	admin := mustGit(t, g, wt, "rev-parse", "--absolute-git-dir")
+	parked := filepath.Join(t.TempDir(), "parked")
+	must(t, g.ParkWorktree(context.Background(), repo, wt, parked, base))
+
+	idx, err := readIndex(filepath.Join(admin, "index"))
+	must(t, err)
+	idx.file.Close()
+	racy := 0
+	for _, e := range idx.entries {
+		if int64(e.mtimeSec) >= idx.mtime.Unix() {
+			racy++
+		}
+	}
+	if racy > settleRacy {
+		t.Errorf("%d of %d entries racily clean in the parked index, want at most %d", racy, len(idx.entries), settleRacy)
+	}
+}
