@@ -32,7 +32,9 @@ func openNodeLogs(stdoutPath, stderrPath string, max int64) *nodeLogs {
 }
 
 // writers are the process's stdout and stderr.
-func (l *nodeLogs) writers() (stdout, stderr logWriter) { return logWriter{l, false}, logWriter{l, true} }
+func (l *nodeLogs) writers() (stdout, stderr logWriter) {
+	return logWriter{l, false}, logWriter{l, true}
+}
 
 // close waits for the files, closes them and reports whether they could
 // be created and written.
