@@ -36,6 +36,7 @@ func newTestSandbox(t *testing.T, cfg Config) *Sandbox {
 	if err := s.SelfTest(context.Background()); err != nil {
 		t.Skipf("sandbox unavailable: %v", err)
 	}
+	t.Cleanup(s.Close)
 	return s
 }
 
@@ -44,17 +45,22 @@ func jailEnv() []string {
 	return NodeEnv(EnvSpec{Host: map[string]string{"PATH": h["PATH"], "HOME": h["HOME"]}})
 }
 
-// jailRun runs script with sh in j's workspace and returns the result and
-// the combined output.
+// jailRun runs script with sh in j's workspace, from a spare jail where
+// spares work, and returns the result and the combined output.
 func jailRun(t *testing.T, ctx context.Context, j *Jail, script string) (Result, string) {
 	t.Helper()
-	var out bytes.Buffer
+	warm(t, j.Sandbox)
+	var out combined
+	stdout, stderr := out.writers()
 	res, err := Run(ctx, Cmd{
 		Argv: []string{"sh", "-c", script}, Dir: j.Workspace, Env: jailEnv(),
-		Stdout: &out, Stderr: &out, Jail: j, KillGrace: 200 * time.Millisecond,
+		Stdout: stdout, Stderr: stderr, Jail: j, KillGrace: 200 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
+	}
+	if j.Sandbox.spareShell && !res.spare {
+		t.Errorf("the process started cold, want it from a spare jail")
 	}
 	return res, out.String()
 }
