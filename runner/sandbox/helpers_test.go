@@ -110,15 +110,16 @@ func (c *combined) String() string {
 
 // warm has s make its spare jails and waits until one is ready, so that
 // the next jailed Run that fits one takes it. Where spares cannot work
-// (no dash at /bin/sh) it does nothing.
+// (no dash at /bin/sh), or after Close, it does nothing.
 func warm(t *testing.T, s *Sandbox) {
 	t.Helper()
-	if !s.spareShell {
-		return
-	}
 	p := s.spares
 	p.mu.Lock()
+	closed := p.closed
 	p.refillLocked()
 	p.mu.Unlock()
+	if !s.spareShell || closed {
+		return
+	}
 	waitFor(t, "a spare jail ready", func() bool { return p.ready() > 0 })
 }

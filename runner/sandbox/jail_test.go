@@ -162,7 +162,7 @@ func TestJailKillsEveryProcessWithTheNode(t *testing.T) {
 }
 
 // waitDaemons waits until n processes named token-* (their argv[0]) run.
-func waitDaemons(t *testing.T, token string, n int) {
+func waitDaemons(t *testing.T, token string, n int, output ...func() string) {
 	t.Helper()
 	deadline := time.Now().Add(pollDeadline)
 	for {
@@ -177,7 +177,11 @@ func waitDaemons(t *testing.T, token string, n int) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of the node's %d daemons started", got, n)
+			var out string
+			for _, o := range output {
+				out += o()
+			}
+			t.Fatalf("%d of the node's %d daemons started\n%s", got, n, out)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -26,8 +26,9 @@ func spareArgv(bwrap string) []string {
 
 // shellOwned are the variables dash sets or resets itself on start, so a
 // node would not see the value it was given; spareVar is the shell's own.
-// A node with any of them starts cold.
-var shellOwned = map[string]bool{"PWD": true, "OPTIND": true, "PPID": true, "IFS": true, spareVar: true}
+// A node with any of them starts cold. (PWD is bwrap's: it sets the jail's
+// working directory there, which dash keeps.)
+var shellOwned = map[string]bool{"OPTIND": true, "PPID": true, "IFS": true, spareVar: true}
 
 // Bounds of a spare's options: bwrap takes at most 9000 arguments, and
 // Linux at most 128 KiB in one environment string (spareVar's).
@@ -79,7 +80,7 @@ func (s *Sandbox) spareOptions(c Cmd, argv, opts []string) ([]string, bool) {
 // command.
 func execScript(argv []string) string {
 	var b strings.Builder
-	b.WriteString("{ unset " + spareVar + " PWD; exec")
+	b.WriteString("{ unset " + spareVar + "; exec")
 	for _, a := range argv {
 		b.WriteString(" '")
 		b.WriteString(strings.ReplaceAll(a, "'", `'\''`))
