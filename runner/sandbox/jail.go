@@ -100,8 +100,13 @@ func New(cfg Config) (*Sandbox, error) {
 // Close ends the Sandbox's spare jails: it kills and reaps their bwrap
 // processes and removes their cgroups, and no spare is made after. The
 // Sandbox stays usable; its jailed Runs then start cold. Without Close,
-// spares end after a minute without a jailed Run.
-func (s *Sandbox) Close() { s.spares.close() }
+// spares end after a minute without a jailed Run. A nil Sandbox (no
+// sandbox) has nothing to close.
+func (s *Sandbox) Close() {
+	if s != nil {
+		s.spares.close()
+	}
+}
 
 // Limits reports the limits every node gets.
 func (s *Sandbox) Limits() Limits { return s.limits }
