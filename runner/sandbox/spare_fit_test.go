@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -53,5 +54,43 @@ func TestSpareFits(t *testing.T) {
 				t.Errorf("fits a spare: %v, want %v", got, tt.spare)
 			}
 		})
+	}
+}
+
+// Spares need dash at /bin/sh in the jail: where the operator hides it,
+// jailed Runs start cold, and work (a program other than the shell).
+func TestSpareNeedsAVisibleShell(t *testing.T) {
+	real := canonical(spareShell)
+	if filepath.Base(real) != "dash" {
+		t.Skipf("%s is %s, not dash", spareShell, real)
+	}
+	for _, tt := range []struct {
+		hidden []string
+		want   bool
+	}{
+		{nil, true},
+		{[]string{"/opt/secret"}, true},
+		{[]string{real}, false},
+		{[]string{filepath.Dir(real)}, false},
+		{[]string{spareShell}, false},
+	} {
+		if got := spareShellVisible(tt.hidden); got != tt.want {
+			t.Errorf("spareShellVisible(%q) = %v, want %v", tt.hidden, got, tt.want)
+		}
+	}
+	newTestSandbox(t, Config{}) // skips where bubblewrap cannot work
+	// Not newTestSandbox: its self-test runs /bin/sh.
+	s, err := New(Config{PATH: HostEnv()["PATH"], StateDir: t.TempDir(), Hidden: []string{real}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	ws := t.TempDir()
+	for range 2 { // the first Run would start cold anyway
+		warm(t, s)
+		res, out := runOut(t, Cmd{Argv: []string{"echo", "cold"}, Dir: ws, Env: jailEnv(), Jail: &Jail{Sandbox: s, Workspace: ws}})
+		if res.ExitCode != 0 || res.spare || out != "cold\n" {
+			t.Errorf("dash hidden: exit %d, from a spare %v, output %q; want a cold start that works", res.ExitCode, res.spare, out)
+		}
 	}
 }
