@@ -80,7 +80,7 @@ func TestSpareSeesWhatColdSees(t *testing.T) {
 		"HISTFILE=/h", "QUOTED=it's \"x\" $(touch pwned) `id` \\ \t\nend", "EMPTY=", "UNICODE=ünï", "TMPDIR=/host/tmp", "PWD=/elsewhere")
 	probes := []Cmd{
 		{Argv: []string{"env", "-0"}},
-		{Argv: []string{"bash", "-c", `printf '<%s>\n' "$0" "$@"; pwd; id; ls /proc/self/fd | tr '\n' ' '; echo; ulimit -a; hostname; ls`,
+		{Argv: []string{"bash", "-c", `printf '<%s>\n' "$0" "$@"; pwd; id; readlink /proc/self/fd/0; ls /proc/self/fd | tr '\n' ' '; echo; ulimit -a; hostname; ls`,
 			"arg0", "it's", "", "two  words", "$HOME", "a\nb", "-x", ";", "*", `\'"`}},
 	}
 	for _, p := range probes {
