@@ -32,7 +32,7 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
 
 FROM ${RUNTIME_BASE}
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git bubblewrap ca-certificates \
+ && apt-get install -y --no-install-recommends git bubblewrap ca-certificates tini \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --gid 10001 kilroy \
  && useradd --uid 10001 --gid 10001 --create-home --home-dir /home/kilroy --shell /usr/sbin/nologin kilroy \
@@ -47,5 +47,11 @@ ENV KILROY_LISTEN=:8080 \
 VOLUME /data
 EXPOSE 8080
 HEALTHCHECK --interval=30s --timeout=5s --start-period=30s --retries=3 CMD ["kilroy-bot", "healthcheck"]
-ENTRYPOINT ["kilroy-bot"]
+# tini is PID 1: it reaps the orphans every jail leaves (bubblewrap's inner
+# init exits after its parent, containers/bubblewrap#697), which the bot
+# cannot, forwards signals to the bot and exits with its status. No -g: the
+# bot stops its nodes' process groups itself, in order. -s keeps tini the
+# reaper, without a warning, where the runtime puts an init of its own at
+# PID 1 (docker run --init).
+ENTRYPOINT ["tini", "-s", "--", "kilroy-bot"]
 CMD ["serve"]

@@ -28,7 +28,10 @@ type NodeStarted struct {
 	Dir   string // stage directory
 }
 
-// AttemptFinished is reported after every attempt, retries included.
+// AttemptFinished is reported after every attempt, retries included,
+// once the attempt's status.json and invocation.json are written. A
+// node's last attempt is reported once the host has made its checkpoint
+// (the files are written meanwhile), just before Checkpointed.
 type AttemptFinished struct {
 	RunID    string
 	Node     *Node

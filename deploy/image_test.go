@@ -7,6 +7,7 @@ import (
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -71,8 +72,11 @@ func baseImageUnreachable(out string) bool {
 // starts serve in it with compose.yml's security options and no
 // KILROY_APP_ID, and checks that it answers /healthz on its published port
 // (serve starts only after its sandbox self-test passed), runs as a user
-// other than root, and passes its own HEALTHCHECK command; and that
-// without those options serve refuses to start, naming the sandbox.
+// other than root, and passes its own HEALTHCHECK command; that nothing
+// the self-test's jailed process left (bubblewrap's inner init, orphaned)
+// stays unreaped; that SIGTERM stops serve gracefully, and the container
+// exits with the bot's own status; and that without those options serve
+// refuses to start, naming the sandbox.
 func TestImage(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a container image: not with -short")
@@ -96,6 +100,7 @@ func TestImage(t *testing.T) {
 		!strings.HasPrefix(string(out), "kilroy-bot ") {
 		t.Errorf("%s run %s version: %v\n%s", eng, tag, err, out)
 	}
+	exitStatusPassesThrough(t, eng, tag)
 	volume := strings.NewReplacer(":", "-").Replace(tag) + "-data"
 	storeApp(t, eng, tag, volume)
 	security := composeSecurityOpts(t)
@@ -125,6 +130,19 @@ func TestImage(t *testing.T) {
 	logs, _ := exec.Command(eng, "logs", name).CombinedOutput()
 	if strings.Contains(string(logs), "process limit does not hold") {
 		t.Errorf("serve in the container warns that the sandbox's process limit does not hold:\n%s", logs)
+	}
+	waitNoStrays(t, eng, name)
+	stopGracefully(t, eng, name)
+}
+
+// exitStatusPassesThrough checks that the container exits with the bot's
+// own status, here 2 for an unknown subcommand, not its init's.
+func exitStatusPassesThrough(t *testing.T, eng, tag string) {
+	t.Helper()
+	err := exec.CommandContext(t.Context(), eng, "run", "--rm", tag, "no-such-subcommand").Run()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Errorf("%s run %s no-such-subcommand: %v, want exit status 2 (usage)", eng, tag, err)
 	}
 }
 

@@ -65,16 +65,8 @@ func (h *nodeHost) Exec(ctx context.Context, req attractor.ExecRequest) (attract
 		SecretNames:  h.env.SecretNames,
 		SecretValues: h.env.SecretValues,
 	})
-	stdout, err := sandbox.NewCappedFile(req.StdoutPath, capOr(req.MaxLogBytes))
-	if err != nil {
-		return attractor.ExecResult{ExitCode: -1}, err
-	}
-	defer stdout.Close()
-	stderr, err := sandbox.NewCappedFile(req.StderrPath, capOr(req.MaxLogBytes))
-	if err != nil {
-		return attractor.ExecResult{ExitCode: -1}, err
-	}
-	defer stderr.Close()
+	logs := openNodeLogs(req.StdoutPath, req.StderrPath, capOr(req.MaxLogBytes))
+	stdout, stderr := logs.writers()
 	outTail, errTail := sandbox.NewTail(tailOr(req.TailBytes)), sandbox.NewTail(tailOr(req.TailBytes))
 	res, err := sandbox.Run(ctx, sandbox.Cmd{
 		Argv: req.Argv, Dir: req.Dir, Env: env, Timeout: req.Timeout,
@@ -85,6 +77,9 @@ func (h *nodeHost) Exec(ctx context.Context, req attractor.ExecRequest) (attract
 		ExitCode: res.ExitCode, TimedOut: res.TimedOut, Canceled: res.Canceled, Duration: res.Duration,
 		StdoutTail: string(outTail.Bytes()), StderrTail: string(errTail.Bytes()),
 		LimitHit: res.LimitHit(string(errTail.Bytes())),
+	}
+	if lerr := logs.close(); lerr != nil {
+		return out, fmt.Errorf("log files of %s: %w", req.Argv[0], lerr)
 	}
 	if err != nil && errors.Is(err, sandbox.ErrNotFound) {
 		return out, fmt.Errorf("start %s: %w", req.Argv[0], err)

@@ -59,6 +59,7 @@ func testSandbox(t *testing.T) *sandbox.Sandbox {
 	if err != nil {
 		t.Skipf("no node sandbox here: %v", err)
 	}
+	t.Cleanup(s.Close)
 	return s
 }
 

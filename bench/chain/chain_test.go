@@ -47,6 +47,7 @@ func BenchmarkChain(b *testing.B) {
 		b.Logf("sandbox arm skipped: %v", err)
 		sb = nil
 	}
+	b.Cleanup(sb.Close)
 	var off, on, floor, ratioOff, ratioOn []float64
 	for b.Loop() {
 		f := floorPerNode(b, floorRepo)

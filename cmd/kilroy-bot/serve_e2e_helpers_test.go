@@ -58,6 +58,7 @@ const failingVet = `printf 'main.go:3:5: something wrong\n'; exit 1`
 // or "" when it can.
 var sandboxMissing = sync.OnceValue(func() string {
 	s, err := sandbox.New(sandbox.Config{PATH: os.Getenv("PATH"), StateDir: filepath.Join(os.TempDir(), "kilroy-e2e-sandbox-probe")})
+	defer s.Close()
 	if err == nil {
 		err = s.SelfTest(context.Background())
 	}

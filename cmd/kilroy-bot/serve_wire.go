@@ -89,7 +89,12 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 			if err := q.StartHandlers(context.WithoutCancel(ctx), srv.Handlers()); err != nil {
 				return nil, err
 			}
-			return stopQueue(q, w.Config.RunDrain), nil
+			stop := stopQueue(q, w.Config.RunDrain)
+			return func(ctx context.Context) error {
+				err := stop(ctx)
+				sb.Close() // no node runs any more: end the spare jails
+				return err
+			}, nil
 		},
 		Source: func(runID string) runpage.Source {
 			ctx, cancel := context.WithTimeout(context.Background(), commitURLTimeout)

@@ -19,8 +19,6 @@ import (
 type cgroupRoot struct {
 	pids, memory string
 	limits       Limits
-	spare        chan *nodeCgroup // made ahead of need; see take
-	filling      atomic.Bool
 }
 
 var cgroupSeq atomic.Uint64
@@ -33,7 +31,7 @@ func findCgroupRoot(l Limits) *cgroupRoot {
 		return nil
 	}
 	defer f.Close()
-	r := &cgroupRoot{limits: l, spare: make(chan *nodeCgroup, spareCgroups)}
+	r := &cgroupRoot{limits: l}
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
 		parts := strings.SplitN(sc.Text(), ":", 3)
@@ -81,7 +79,10 @@ type cgroupEvents struct {
 	oomKills int // processes the kernel killed at the memory limit
 }
 
-func (r *cgroupRoot) create() (*nodeCgroup, error) {
+// create makes the cgroup pair of one node. Its pids.max is the process
+// limit plus headroom: the processes of the node's tree that are not the
+// node's (a spare's bwrap monitor, which is in the cgroup from the start).
+func (r *cgroupRoot) create(headroom int) (*nodeCgroup, error) {
 	if r == nil {
 		return nil, nil
 	}
@@ -103,7 +104,7 @@ func (r *cgroupRoot) create() (*nodeCgroup, error) {
 	}
 	pidsMax := "max"
 	if l.Processes > 0 {
-		pidsMax = strconv.Itoa(l.Processes)
+		pidsMax = strconv.Itoa(l.Processes + headroom)
 	}
 	if err := add(r.pids, map[string]string{"pids.max": pidsMax}); err != nil {
 		cg.remove()

@@ -13,6 +13,13 @@
 // escapes. Stdin is empty unless given, and Argv[0] is looked up in the PATH
 // of Cmd.Env, never in the bot's own PATH.
 //
+// Jails. A Cmd with a Jail runs under bubblewrap with the Sandbox's
+// namespaces, mounts and limits; nothing of it runs before its limits and
+// cgroups apply. A Sandbox keeps spare jails, bwraps started ahead of need
+// in a node's fresh cgroups that wait for their options, so a start pays
+// neither bwrap's exec nor a cgroup join; requests a spare cannot carry
+// start a fresh bwrap. Close ends the spares.
+//
 // Output. CappedFile and Tail bound what a chatty process costs. Both keep
 // the end of the output, where failures are reported, and say how much was
 // dropped.

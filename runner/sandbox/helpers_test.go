@@ -2,10 +2,12 @@ package sandbox
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -78,4 +80,46 @@ func writeScript(t *testing.T, dir, name, body string) string {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// combined is one buffer written through two distinct writers: a Run with
+// them as Stdout and Stderr fits a spare jail, as one shared writer does
+// not.
+type combined struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+type combinedWriter struct{ c *combined }
+
+func (w *combinedWriter) Write(p []byte) (int, error) {
+	w.c.mu.Lock()
+	defer w.c.mu.Unlock()
+	return w.c.b.Write(p)
+}
+
+func (c *combined) writers() (stdout, stderr io.Writer) {
+	return &combinedWriter{c}, &combinedWriter{c}
+}
+
+func (c *combined) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.b.String()
+}
+
+// warm has s make its spare jails and waits until one is ready, so that
+// the next jailed Run that fits one takes it. Where spares cannot work
+// (no dash at /bin/sh), or after Close, it does nothing.
+func warm(t *testing.T, s *Sandbox) {
+	t.Helper()
+	p := s.spares
+	p.mu.Lock()
+	closed := p.closed
+	p.refillLocked()
+	p.mu.Unlock()
+	if !s.spareShell || closed {
+		return
+	}
+	waitFor(t, "a spare jail ready", func() bool { return p.ready() > 0 })
 }

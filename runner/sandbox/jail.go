@@ -56,6 +56,9 @@ type Sandbox struct {
 	etcLock   *os.File // holds etc for the Sandbox's life
 	paths     *pathCache
 	cgroups   *cgroupRoot
+	spares    *sparePool
+	// spareShell: nodes see dash at spareShell, which spares need.
+	spareShell bool
 }
 
 // New prepares a Sandbox; it does not check that namespaces work (see
@@ -89,7 +92,20 @@ func New(cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 	s.cgroups = findCgroupRoot(s.limits)
+	s.spareShell = spareShellVisible(s.hidden)
+	s.spares = newSparePool(s.makeSpare)
 	return s, nil
+}
+
+// Close ends the Sandbox's spare jails: it kills and reaps their bwrap
+// processes and removes their cgroups, and no spare is made after. The
+// Sandbox stays usable; its jailed Runs then start cold. Without Close,
+// spares end after a minute without a jailed Run. A nil Sandbox (no
+// sandbox) has nothing to close.
+func (s *Sandbox) Close() {
+	if s != nil {
+		s.spares.close()
+	}
 }
 
 // Limits reports the limits every node gets.
@@ -161,29 +177,31 @@ func canonical(p string) string {
 	return p
 }
 
-// wrap turns argv into the bwrap command that runs it jailed. bwrap
-// blocks its sandbox on a pipe (--block-fd) until start has set the limits
-// and cgroups on the sandbox's first process, whose pid it reports on
-// another (--info-fd): nothing of the node runs before that, and no
-// helper program is started on the way.
-func (j *Jail) wrap(env []string, dir string, argv []string) ([]string, *jailStart, error) {
+// handshakeArgs end the options of every jail. bwrap blocks its sandbox on
+// a pipe (--block-fd) until start has set the limits and cgroups on the
+// sandbox's first process, whose pid it reports on another (--info-fd):
+// nothing of the node runs before that, and no helper program is started
+// on the way. The host's TMPDIR is not there: temporary files go to the
+// private /tmp (set after the node's environment, so it wins).
+var handshakeArgs = []string{"--setenv", "TMPDIR", "/tmp", "--block-fd", "3", "--info-fd", "4"}
+
+// options are bwrap's options for one process of j that runs program in
+// dir: namespaces, mounts and working directory, the same for a cold start
+// and a spare.
+func (j *Jail) options(env []string, dir, program string) ([]string, error) {
 	s := j.Sandbox
-	if filepath.IsAbs(argv[0]) {
+	if filepath.IsAbs(program) {
 		// The program itself is visible, read-only, wherever it lives (an
 		// operator's agent script, say), with the package tree it runs from.
 		jj := *j
-		jj.ReadOnly = append(slices.Clip(j.ReadOnly), programFiles(argv[0])...)
+		jj.ReadOnly = append(slices.Clip(j.ReadOnly), programFiles(program)...)
 		j = &jj
 	}
 	ms, err := j.plan(env)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	js, err := newJailStart(s)
-	if err != nil {
-		return nil, nil, err
-	}
-	out := append([]string{s.bwrap}, s.namespaceArgs()...)
+	out := s.namespaceArgs()
 	tmpSize := s.limits.MemoryBytes / 2
 	out = append(out, args(ms, tmpSize)...)
 	out = append(out, shmArgs(tmpSize)...)
@@ -196,10 +214,7 @@ func (j *Jail) wrap(env []string, dir string, argv []string) ([]string, *jailSta
 	if dir != "" {
 		out = append(out, "--chdir", dir)
 	}
-	// The host's TMPDIR is not there: temporary files go to the private /tmp.
-	out = append(out, "--setenv", "TMPDIR", "/tmp")
-	out = append(out, "--block-fd", "3", "--info-fd", "4", "--")
-	return append(out, argv...), js, nil
+	return out, nil
 }
 
 // namespaceArgs are bwrap's options besides the mounts: every namespace

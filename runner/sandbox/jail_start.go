@@ -13,12 +13,17 @@ import (
 type jailStart struct {
 	limits Limits
 	cg     *nodeCgroup
+	// inCgroup: bwrap itself is in cg already (a spare), so every process
+	// of the sandbox is born inside and release joins nothing.
+	inCgroup bool
 	// the child's ends (fds 3 and 4 in bwrap) and the bot's
 	blockR, infoW *os.File
 	blockW, infoR *os.File
 }
 
-func newJailStart(s *Sandbox) (*jailStart, error) {
+// newJailStart makes the handshake's pipes and the node's cgroups, whose
+// pids.max has headroom for processes of bwrap that are not the node's.
+func newJailStart(s *Sandbox, headroom int) (*jailStart, error) {
 	js := &jailStart{limits: s.limits}
 	var err error
 	if js.blockR, js.blockW, err = os.Pipe(); err != nil {
@@ -28,7 +33,7 @@ func newJailStart(s *Sandbox) (*jailStart, error) {
 		js.close()
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
-	if js.cg, err = s.cgroups.take(); err != nil {
+	if js.cg, err = s.cgroups.create(headroom); err != nil {
 		js.close()
 		return nil, err
 	}
@@ -38,14 +43,23 @@ func newJailStart(s *Sandbox) (*jailStart, error) {
 // childFiles are the descriptors bwrap inherits, as fds 3 and 4.
 func (js *jailStart) childFiles() []*os.File { return []*os.File{js.blockR, js.infoW} }
 
+// closeChildEnds closes the bot's copies of the child's ends once bwrap
+// has them, so that the bot sees EOF on info when bwrap exits.
+func (js *jailStart) closeChildEnds() {
+	for _, f := range []*os.File{js.blockR, js.infoW} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	js.blockR, js.infoW = nil, nil
+}
+
 // release waits for bwrap's report, puts the sandbox's first process under
 // the limits and in the node's cgroups, and lets it go on. errNoSandbox
 // means bwrap failed before it made the sandbox (it exits saying why, and
 // ran nothing of the node); any other error means the caller must kill it.
 func (js *jailStart) release() error {
-	js.blockR.Close()
-	js.infoW.Close()
-	js.blockR, js.infoW = nil, nil
+	js.closeChildEnds()
 	defer func() {
 		js.blockW.Close()
 		js.infoR.Close()
@@ -61,8 +75,10 @@ func (js *jailStart) release() error {
 	if err := js.limits.set(info.ChildPID); err != nil {
 		return err
 	}
-	if err := js.cg.join(info.ChildPID); err != nil {
-		return err
+	if !js.inCgroup {
+		if err := js.cg.join(info.ChildPID); err != nil {
+			return err
+		}
 	}
 	if _, err := js.blockW.Write([]byte{'\n'}); err != nil {
 		return fmt.Errorf("sandbox: release the sandbox: %w", err)
@@ -78,5 +94,14 @@ func (js *jailStart) close() {
 		if f != nil {
 			f.Close()
 		}
+	}
+}
+
+// abort ends the handshake of a bwrap that was not started or is gone,
+// and removes its cgroups.
+func (js *jailStart) abort() {
+	js.close()
+	if js.cg != nil {
+		go js.cg.remove()
 	}
 }

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -36,6 +37,7 @@ func newTestSandbox(t *testing.T, cfg Config) *Sandbox {
 	if err := s.SelfTest(context.Background()); err != nil {
 		t.Skipf("sandbox unavailable: %v", err)
 	}
+	t.Cleanup(s.Close)
 	return s
 }
 
@@ -44,17 +46,22 @@ func jailEnv() []string {
 	return NodeEnv(EnvSpec{Host: map[string]string{"PATH": h["PATH"], "HOME": h["HOME"]}})
 }
 
-// jailRun runs script with sh in j's workspace and returns the result and
-// the combined output.
+// jailRun runs script with sh in j's workspace, from a spare jail where
+// spares work, and returns the result and the combined output.
 func jailRun(t *testing.T, ctx context.Context, j *Jail, script string) (Result, string) {
 	t.Helper()
-	var out bytes.Buffer
+	warm(t, j.Sandbox)
+	var out combined
+	stdout, stderr := out.writers()
 	res, err := Run(ctx, Cmd{
 		Argv: []string{"sh", "-c", script}, Dir: j.Workspace, Env: jailEnv(),
-		Stdout: &out, Stderr: &out, Jail: j, KillGrace: 200 * time.Millisecond,
+		Stdout: stdout, Stderr: stderr, Jail: j, KillGrace: 200 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
+	}
+	if j.Sandbox.spareShell && !res.spare {
+		t.Errorf("the process started cold, want it from a spare jail")
 	}
 	return res, out.String()
 }
@@ -134,10 +141,14 @@ func TestJailKillsEveryProcessWithTheNode(t *testing.T) {
 				trap '' TERM HUP; bash -c 'trap "" TERM; exec -a %[1]s-stubborn sleep 1000' </dev/null >/dev/null 2>&1 &
 				while [ ! -e release ]; do sleep 0.05; done
 				%[2]s`, token, tt.end)
+			warm(t, s)
 			done := make(chan error, 1)
 			go func() {
-				_, err := Run(ctx, Cmd{Argv: []string{"bash", "-c", script}, Dir: j.Workspace, Env: jailEnv(), Jail: j,
+				res, err := Run(ctx, Cmd{Argv: []string{"bash", "-c", script}, Dir: j.Workspace, Env: jailEnv(), Jail: j,
 					Timeout: timeout, KillGrace: 200 * time.Millisecond})
+				if err == nil && s.spareShell && !res.spare {
+					err = errors.New("the node started cold, want it from a spare jail")
+				}
 				done <- err
 			}()
 			waitDaemons(t, token, 4)
@@ -156,7 +167,7 @@ func TestJailKillsEveryProcessWithTheNode(t *testing.T) {
 }
 
 // waitDaemons waits until n processes named token-* (their argv[0]) run.
-func waitDaemons(t *testing.T, token string, n int) {
+func waitDaemons(t *testing.T, token string, n int, output ...func() string) {
 	t.Helper()
 	deadline := time.Now().Add(pollDeadline)
 	for {
@@ -171,7 +182,11 @@ func waitDaemons(t *testing.T, token string, n int) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d of the node's %d daemons started", got, n)
+			var out string
+			for _, o := range output {
+				out += o()
+			}
+			t.Fatalf("%d of the node's %d daemons started\n%s", got, n, out)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -273,41 +288,53 @@ func snapshot(t *testing.T, repo string) string {
 }
 
 // A fork bomb and a 4 GiB allocation fail the node, saying which limit
-// they reached; the bot (this test process) goes on forking.
+// they reached, whether it started from a spare jail or cold; the bot
+// (this test process) goes on forking.
 func TestJailLimits(t *testing.T) {
-	s := newTestSandbox(t, Config{Limits: Limits{Processes: 64}})
-	for _, tt := range []struct {
-		name, script, want string
-	}{
-		{"fork bomb", `bomb() { bomb | bomb & }; bomb; sleep 3; for i in $(seq 200); do sleep 5 & done; wait`, "process limit reached (64 processes"},
-		{"memory", `python3 -c 'b = bytearray(4 << 30); print(len(b))' || perl -e '$x = "a" x (4 << 30); print length $x'`, "memory limit reached (3 GiB"},
-		{"file size", `head -c 3000000000 /dev/zero > big.bin`, "file size limit reached (2 GiB"},
-	} {
-		t.Run(tt.name, func(t *testing.T) {
-			if tt.name == "fork bomb" && !s.ProcessLimitHolds() {
-				t.Skip("the process limit cannot hold here: the tests run as root and no cgroup is writable")
-			}
-			j := &Jail{Sandbox: s, Workspace: t.TempDir()}
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			var out bytes.Buffer
-			// A sandbox lost to a regression must fail the test, not bomb the machine.
-			script := `[ "$(hostname)" = kilroy-sandbox ] || { echo UNJAILED; exit 99; }; ` + tt.script
-			res, err := Run(ctx, Cmd{Argv: []string{"bash", "-c", script}, Dir: j.Workspace, Env: jailEnv(),
-				Stdout: &out, Stderr: &out, Jail: j})
-			if err != nil {
-				t.Fatalf("Run: %v", err)
-			}
-			if res.ExitCode == 0 {
-				t.Fatalf("want a failure, got exit 0:\n%s", tail(out.String()))
-			}
-			if got := res.LimitHit(tail(out.String())); !strings.Contains(got, tt.want) {
-				t.Errorf("LimitHit = %q, want %q; output:\n%s", got, tt.want, tail(out.String()))
-			}
-			if err := exec.Command("true").Run(); err != nil {
-				t.Errorf("the bot cannot fork after the node: %v", err)
-			}
-		})
+	cfg := Config{Limits: Limits{Processes: 64}}
+	for _, path := range []struct {
+		name string
+		s    *Sandbox
+	}{{"spare", newTestSandbox(t, cfg)}, {"cold", coldSandbox(t, cfg)}} {
+		s := path.s
+		for _, tt := range []struct {
+			name, script, want string
+		}{
+			{"fork bomb", `bomb() { bomb | bomb & }; bomb; sleep 3; for i in $(seq 200); do sleep 5 & done; wait`, "process limit reached (64 processes"},
+			{"memory", `python3 -c 'b = bytearray(4 << 30); print(len(b))' || perl -e '$x = "a" x (4 << 30); print length $x'`, "memory limit reached (3 GiB"},
+			{"file size", `head -c 3000000000 /dev/zero > big.bin`, "file size limit reached (2 GiB"},
+		} {
+			t.Run(path.name+"/"+tt.name, func(t *testing.T) {
+				if tt.name == "fork bomb" && !s.ProcessLimitHolds() {
+					t.Skip("the process limit cannot hold here: the tests run as root and no cgroup is writable")
+				}
+				j := &Jail{Sandbox: s, Workspace: t.TempDir()}
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				warm(t, s)
+				var out combined
+				stdout, stderr := out.writers()
+				// A sandbox lost to a regression must fail the test, not bomb the machine.
+				script := `[ "$(hostname)" = kilroy-sandbox ] || { echo UNJAILED; exit 99; }; ` + tt.script
+				res, err := Run(ctx, Cmd{Argv: []string{"bash", "-c", script}, Dir: j.Workspace, Env: jailEnv(),
+					Stdout: stdout, Stderr: stderr, Jail: j})
+				if err != nil {
+					t.Fatalf("Run: %v", err)
+				}
+				if want := path.name == "spare" && s.spareShell; res.spare != want {
+					t.Errorf("started from a spare: %v, want %v", res.spare, want)
+				}
+				if res.ExitCode == 0 {
+					t.Fatalf("want a failure, got exit 0:\n%s", tail(out.String()))
+				}
+				if got := res.LimitHit(tail(out.String())); !strings.Contains(got, tt.want) {
+					t.Errorf("LimitHit = %q, want %q; output:\n%s", got, tt.want, tail(out.String()))
+				}
+				if err := exec.Command("true").Run(); err != nil {
+					t.Errorf("the bot cannot fork after the node: %v", err)
+				}
+			})
+		}
 	}
 }
 

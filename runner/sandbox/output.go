@@ -26,7 +26,7 @@ type output struct {
 type pipe struct {
 	name string
 	dst  io.Writer
-	r, w *os.File
+	r, w *os.File // w is nil once the child has the only write end
 	// copyErr is written by the copying goroutine only, and read after
 	// output.done is closed.
 	copyErr error
@@ -51,6 +51,22 @@ func attachOutput(cmd *exec.Cmd, stdout, stderr io.Writer) (*output, error) {
 		return nil, err
 	}
 	return o, nil
+}
+
+// pipedOutput connects the caller's writers (nil discards) to the read
+// ends of pipes the process got when it was started (a spare's).
+func pipedOutput(stdoutR, stderrR *os.File, stdout, stderr io.Writer) *output {
+	return &output{done: make(chan struct{}), pipes: []*pipe{
+		{name: "stdout", dst: orDiscard(stdout), r: stdoutR},
+		{name: "stderr", dst: orDiscard(stderr), r: stderrR},
+	}}
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
 }
 
 func (o *output) connect(name string, dst io.Writer) (io.Writer, error) {
@@ -84,7 +100,9 @@ func sameWriter(a, b io.Writer) (same bool) {
 func (o *output) abort() {
 	for _, p := range o.pipes {
 		p.r.Close()
-		p.w.Close()
+		if p.w != nil {
+			p.w.Close()
+		}
 	}
 }
 
@@ -92,7 +110,9 @@ func (o *output) abort() {
 // process of the group has closed it, and starts copying.
 func (o *output) start() {
 	for _, p := range o.pipes {
-		p.w.Close()
+		if p.w != nil {
+			p.w.Close()
+		}
 		o.wg.Go(p.deliver)
 	}
 	go func() {

@@ -60,6 +60,7 @@ type Result struct {
 
 	limits *Limits // the jail's limits, nil outside a jail
 	events cgroupEvents
+	spare  bool // the jail was a spare's
 }
 
 // LimitHit names the sandbox limit a failed jailed process most likely
@@ -102,27 +103,73 @@ func run(ctx context.Context, c Cmd, path string) (res Result, err error) {
 	waitDelay := orDefault(c.WaitDelay, DefaultWaitDelay)
 	argv := slices.Clone(c.Argv)
 	argv[0] = path
-	var js *jailStart
-	if c.Jail != nil {
+	var p *proc
+	if c.Jail == nil {
+		p, err = startPlain(c, argv, waitDelay)
+	} else {
 		if len(c.Files) > 0 {
 			return res, errors.New("sandbox: a jailed process takes no extra files")
 		}
-		if argv, js, err = c.Jail.wrap(c.Env, c.Dir, argv); err != nil {
-			return res, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
-		}
 		lim := c.Jail.Sandbox.limits
 		res.limits = &lim
-		defer func() { res.events = js.cg.finish(res.ExitCode == 0 && res.Signal == 0) }()
+		p, err = c.Jail.start(c, argv, waitDelay)
 	}
+	if err != nil {
+		return res, err
+	}
+	res.spare = p.spare
+	pgid := p.cmd.Process.Pid // Setpgid makes the child lead a group of its own pid
+	if js := p.js; js != nil {
+		defer func() { res.events = js.cg.finish(res.ExitCode == 0 && res.Signal == 0) }()
+		if err := js.release(); err != nil && !errors.Is(err, errNoSandbox) {
+			signalGroup(pgid, syscall.SIGKILL) // nothing of the node may run unlimited
+			p.cmd.Wait()
+			p.out.finish(waitDelay, func() {})
+			return res, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
+		}
+	}
+	exited := make(chan struct{})
+	cause := stopGroupOn(ctx, pgid, orDefault(c.KillGrace, DefaultKillGrace), exited)
+	waitErr := p.cmd.Wait()
+	close(exited)
+	setCause(&res, <-cause)
+	res.Lingered = p.out.finish(waitDelay, func() { signalGroup(pgid, syscall.SIGKILL) })
+	res.Duration = time.Since(p.started)
+	setExit(&res, p.cmd)
+
+	var exitErr *exec.ExitError
+	if waitErr != nil && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, exec.ErrWaitDelay) {
+		return res, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], waitErr)
+	}
+	if err := p.out.err(); err != nil {
+		return res, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
+	}
+	return res, nil
+}
+
+// proc is a started process with its output attached. A jailed one waits
+// in bwrap until js is released.
+type proc struct {
+	cmd     *exec.Cmd
+	out     *output
+	js      *jailStart // nil outside a jail
+	spare   bool       // started from a spare jail
+	started time.Time
+}
+
+// startPlain starts argv in the bot's own view.
+func startPlain(c Cmd, argv []string, waitDelay time.Duration) (*proc, error) {
 	cmd := exec.Command(argv[0])
 	cmd.Args = argv
-	if c.Jail == nil {
-		cmd.Args[0] = c.Argv[0]
-	}
-	cmd.Dir, cmd.Env, cmd.Stdin, cmd.ExtraFiles = c.Dir, c.Env, c.Stdin, c.Files
-	if js != nil {
-		cmd.ExtraFiles = js.childFiles()
-	}
+	cmd.Args[0] = c.Argv[0]
+	cmd.ExtraFiles = c.Files
+	return startCmd(c, cmd, waitDelay)
+}
+
+// startCmd starts cmd, which runs c, with c's directory, environment,
+// input and output.
+func startCmd(c Cmd, cmd *exec.Cmd, waitDelay time.Duration) (*proc, error) {
+	cmd.Dir, cmd.Env, cmd.Stdin = c.Dir, c.Env, c.Stdin
 	if cmd.Env == nil {
 		cmd.Env = []string{} // nil would make exec inherit the bot's environment
 	}
@@ -132,43 +179,15 @@ func run(ctx context.Context, c Cmd, path string) (res Result, err error) {
 	cmd.WaitDelay = waitDelay
 	out, err := attachOutput(cmd, c.Stdout, c.Stderr)
 	if err != nil {
-		return res, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
+		return nil, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
 	}
-	start := time.Now()
+	started := time.Now()
 	if err := cmd.Start(); err != nil {
 		out.abort()
-		if js != nil {
-			js.close()
-		}
-		return res, fmt.Errorf("sandbox: start %q: %w", c.Argv[0], err)
+		return nil, fmt.Errorf("sandbox: start %q: %w", c.Argv[0], err)
 	}
 	out.start()
-	pgid := cmd.Process.Pid // Setpgid makes the child lead a group of its own pid
-	if js != nil {
-		if err := js.release(); err != nil && !errors.Is(err, errNoSandbox) {
-			signalGroup(pgid, syscall.SIGKILL) // nothing of the node may run unlimited
-			cmd.Wait()
-			out.finish(waitDelay, func() {})
-			return res, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
-		}
-	}
-	exited := make(chan struct{})
-	cause := stopGroupOn(ctx, pgid, orDefault(c.KillGrace, DefaultKillGrace), exited)
-	waitErr := cmd.Wait()
-	close(exited)
-	setCause(&res, <-cause)
-	res.Lingered = out.finish(waitDelay, func() { signalGroup(pgid, syscall.SIGKILL) })
-	res.Duration = time.Since(start)
-	setExit(&res, cmd)
-
-	var exitErr *exec.ExitError
-	if waitErr != nil && !errors.As(waitErr, &exitErr) && !errors.Is(waitErr, exec.ErrWaitDelay) {
-		return res, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], waitErr)
-	}
-	if err := out.err(); err != nil {
-		return res, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
-	}
-	return res, nil
+	return &proc{cmd: cmd, out: out, started: started}, nil
 }
 
 // setCause records why ctx ended the process, if it did.

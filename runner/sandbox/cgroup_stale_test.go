@@ -6,12 +6,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
-// A node's cgroups come ready-made from the spares, which are made up
-// again after each take; the cgroups of bot processes that are gone are
-// removed when a Sandbox starts.
-func TestCgroupSpares(t *testing.T) {
+// The cgroups of bot processes that are gone are removed when a Sandbox
+// starts; a node's pids.max is its process limit plus the headroom asked
+// for (a spare's bwrap monitor).
+func TestCgroupStaleAndHeadroom(t *testing.T) {
 	probe := findCgroupRoot(Limits{Processes: 77})
 	if probe == nil {
 		t.Skip("no writable cgroup v1 pids hierarchy here")
@@ -22,24 +24,18 @@ func TestCgroupSpares(t *testing.T) {
 	}
 	r := findCgroupRoot(Limits{Processes: 77})
 	waitFor(t, "the stale cgroup removed", func() bool { _, err := os.Stat(stale); return os.IsNotExist(err) })
-	var taken []*nodeCgroup
-	for range 3 {
-		cg, err := r.take()
+	var got []string
+	for _, headroom := range []int{0, 1} {
+		cg, err := r.create(headroom)
 		if err != nil {
 			t.Fatal(err)
 		}
-		taken = append(taken, cg)
 		b, _ := os.ReadFile(filepath.Join(cg.dirs[0], "pids.max"))
-		if got := strings.TrimSpace(string(b)); got != "77" {
-			t.Errorf("pids.max = %q, want 77", got)
-		}
-		waitFor(t, "the spares made up", func() bool { return len(r.spare) == spareCgroups })
-	}
-	for _, cg := range append(taken, <-r.spare, <-r.spare) {
+		got = append(got, strings.TrimSpace(string(b)))
 		cg.remove()
 	}
-	if taken[0].dirs[0] == taken[1].dirs[0] || taken[1].dirs[0] == taken[2].dirs[0] {
-		t.Errorf("a cgroup was handed out twice: %v", taken)
+	if diff := cmp.Diff(got, []string{"77", "78"}); diff != "" {
+		t.Errorf("pids.max for headroom 0 and 1 (-got +want):\n%s", diff)
 	}
 }
 

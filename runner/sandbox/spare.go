@@ -1,0 +1,121 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// spare is a jail made ahead of need: a bwrap already started, already in
+// a fresh node cgroup pair, blocked reading its options from a pipe. Run
+// writes a node's options and the node's namespaces and mounts are made,
+// every process of it born inside the cgroups: joining a cgroup, which
+// can wait for an RCU grace period, is off the node's critical path.
+type spare struct {
+	cmd            *exec.Cmd
+	js             *jailStart
+	args           *os.File // the bot's end of bwrap's fd 5
+	stdout, stderr *os.File // the bot's ends of bwrap's stdout and stderr
+}
+
+// makeSpare starts a spare bwrap (spareArgv) with an empty environment,
+// stdin /dev/null and pipes for its output, and moves it into a fresh
+// node cgroup pair. Its pids.max is one above the process limit: bwrap's
+// monitor, which cold jails keep outside, counts there too.
+func (s *Sandbox) makeSpare() (*spare, error) {
+	js, err := newJailStart(s, 1)
+	if err != nil {
+		return nil, err
+	}
+	sp := &spare{js: js}
+	var argsR, outW, errW *os.File
+	pipes := []struct{ r, w **os.File }{{&argsR, &sp.args}, {&sp.stdout, &outW}, {&sp.stderr, &errW}}
+	for _, p := range pipes {
+		if *p.r, *p.w, err = os.Pipe(); err != nil {
+			closeAll(argsR, outW, errW, sp.args, sp.stdout, sp.stderr)
+			js.abort()
+			return nil, fmt.Errorf("sandbox: spare jail: %w", err)
+		}
+	}
+	argv := spareArgv(s.bwrap)
+	cmd := exec.Command(argv[0])
+	cmd.Args = argv
+	cmd.Env = []string{}
+	cmd.Stdout, cmd.Stderr = outW, errW
+	cmd.ExtraFiles = []*os.File{js.blockR, js.infoW, argsR}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	err = cmd.Start()
+	closeAll(argsR, outW, errW)
+	js.closeChildEnds()
+	if err != nil {
+		closeAll(sp.args, sp.stdout, sp.stderr)
+		js.abort()
+		return nil, fmt.Errorf("sandbox: start a spare jail: %w", err)
+	}
+	sp.cmd = cmd
+	// bwrap reads its options before it does anything else: nothing of
+	// it has forked yet.
+	if err := js.cg.join(cmd.Process.Pid); err != nil {
+		sp.discard()
+		return nil, err
+	}
+	js.inCgroup = true
+	return sp, nil
+}
+
+// launch hands c's jail options to the spare and attaches c's output; the
+// caller releases the returned proc as a cold one. An error means the
+// spare was gone (killed while idle); it has been discarded.
+func (sp *spare) launch(c Cmd, opts []string) (*proc, error) {
+	started := time.Now()
+	if err := sp.send(opts); err != nil {
+		sp.discard()
+		return nil, fmt.Errorf("sandbox: spare jail: %w", err)
+	}
+	out := pipedOutput(sp.stdout, sp.stderr, c.Stdout, c.Stderr)
+	out.start()
+	return &proc{cmd: sp.cmd, out: out, js: sp.js, spare: true, started: started}, nil
+}
+
+// send writes opts, NUL-terminated, and closes the pipe: bwrap reads
+// options until EOF.
+func (sp *spare) send(opts []string) error {
+	n := 0
+	for _, o := range opts {
+		n += len(o) + 1
+	}
+	b := make([]byte, 0, n)
+	for _, o := range opts {
+		b = append(append(b, o...), 0)
+	}
+	_, err := sp.args.Write(b)
+	if cerr := sp.args.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// discard kills and reaps an unused spare and removes its cgroups.
+func (sp *spare) discard() {
+	if sp.cmd != nil {
+		signalGroup(sp.cmd.Process.Pid, syscall.SIGKILL)
+	}
+	closeAll(sp.args, sp.stdout, sp.stderr)
+	if sp.cmd != nil {
+		sp.cmd.Wait()
+	}
+	sp.js.close()
+	if sp.js.cg != nil {
+		sp.js.cg.remove()
+	}
+}
+
+func closeAll(files ...*os.File) {
+	for _, f := range files {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
