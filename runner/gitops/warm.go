@@ -28,8 +28,8 @@ const parkedLock = "kilroy-bot: warm worktree\n"
 // filesystem), locks its registration, detaches it from the run branch
 // and makes it a clean checkout of at (the run's start commit: the next
 // run of the pull request is likely close to it), so that ReuseWorktree
-// has little left to do. On error the worktree may be anywhere between
-// the two paths; remove both with RemoveWorktree.
+// has little left to do (see settle). On error the worktree may be
+// anywhere between the two paths; remove both with RemoveWorktree.
 func (g *Git) ParkWorktree(ctx context.Context, repoDir, worktreeDir, parkedDir, at string) error {
 	sha, err := g.ResolveRef(ctx, repoDir, at)
 	if err != nil {
@@ -173,22 +173,24 @@ func writeGitdir(admin, dir string) error {
 // of sha with HEAD set to head (a symbolic ref or a commit id), leaving
 // nothing a run wrote:
 //
-//   - the worktree's .git file is written anew, whatever a node put there;
+//   - the worktree's .git file is written anew, whatever a node put there
+//     (kept if it is a plain file that says exactly that);
 //   - the registration keeps only its index (checked by loadIndex) and
-//     lock; HEAD, commondir and gitdir are written anew and every other
-//     file (config.worktree, info/sparse-checkout, MERGE_HEAD, rebase
-//     state, logs, refs) is removed;
+//     lock; HEAD, commondir and gitdir are written anew (the same way) and
+//     every other file (config.worktree, info/sparse-checkout, MERGE_HEAD,
+//     rebase state, logs, refs) is removed;
 //   - tidyTree removes everything the index does not track (as `git clean
 //     -ffdx`), nested .git entries, hard links, odd permissions and every
 //     tracked file that is not exactly what the index recorded, before
 //     any git runs in the tree; parking and reusing both do, so a process
 //     that outlived its run and wrote into a parked worktree is undone too;
 //   - git then moves the tree to sha, writing only the files that differ:
-//     when tidyTree found every tracked file as recorded, a two-way
-//     `read-tree -m -u` from the index's own tree (computed from its
-//     entries, so it names exactly what the index holds) touches only the
-//     paths that differ between the two trees; otherwise `reset --hard`
-//     looks at every file and writes back the ones tidyTree removed.
+//     when tidyTree found every tracked file as recorded, git restores
+//     from sha just the paths that differ between it and the index's own
+//     tree (computed from its entries, so it names exactly what the index
+//     holds; see applySwitch), without looking at any other file;
+//     otherwise `reset --hard` looks at every file and writes back the
+//     ones tidyTree removed.
 //
 // The index's stat data is trusted, which is what spares rewriting
 // unchanged files: a node cannot forge a changed file's ctime, and in the
