@@ -2,11 +2,15 @@ package gitops
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 )
 
 // ErrNotReusable marks a worktree that cannot be made clean with
@@ -24,8 +28,8 @@ const parkedLock = "kilroy-bot: warm worktree\n"
 // filesystem), locks its registration, detaches it from the run branch
 // and makes it a clean checkout of at (the run's start commit: the next
 // run of the pull request is likely close to it), so that ReuseWorktree
-// has little left to do. On error the worktree may be anywhere between
-// the two paths; remove both with RemoveWorktree.
+// has little left to do (see settle). On error the worktree may be
+// anywhere between the two paths; remove both with RemoveWorktree.
 func (g *Git) ParkWorktree(ctx context.Context, repoDir, worktreeDir, parkedDir, at string) error {
 	sha, err := g.ResolveRef(ctx, repoDir, at)
 	if err != nil {
@@ -44,7 +48,46 @@ func (g *Git) ParkWorktree(ctx context.Context, repoDir, worktreeDir, parkedDir,
 	if err := g.scrub(ctx, admin, parkedDir, sha, sha); err != nil {
 		return fmt.Errorf("gitops: park worktree %s: %w", worktreeDir, err)
 	}
+	if err := g.settle(ctx, admin, parkedDir); err != nil {
+		return fmt.Errorf("gitops: park worktree %s: %w", worktreeDir, err)
+	}
 	return nil
+}
+
+// settleRacy is how many racily clean entries a parked index may keep.
+const settleRacy = 64
+
+// settle spares the take of the worktree at dir (registered at admin)
+// hashing files again. Git compares a file's content, not just its stat
+// data, when it was modified in the second its index was written or later
+// (racily clean), every time it writes that index; a first run parked
+// right after its checkout has thousands such. So when more than
+// settleRacy are, settle waits for the second after the newest and has
+// git refresh the index and write it anew: then none is.
+func (g *Git) settle(ctx context.Context, admin, dir string) error {
+	idx, err := readIndex(filepath.Join(admin, "index"))
+	if err != nil {
+		return err
+	}
+	idx.file.Close()
+	racy, newest := 0, int64(0)
+	for _, e := range idx.entries {
+		if sec := int64(e.mtimeSec); sec >= idx.mtime.Unix() {
+			racy, newest = racy+1, max(newest, sec)
+		}
+	}
+	if racy <= settleRacy {
+		return nil
+	}
+	// Not synchronisation: git's clock is the second.
+	select {
+	case <-time.After(time.Until(time.Unix(newest+1, 0))):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	_, err = g.run(ctx, call{dir: dir, pinned: true, config: []string{"core.untrackedCache=false"},
+		args: []string{"update-index", "-q", "--refresh", "--force-write-index"}})
+	return err
 }
 
 // ReuseWorktree moves the worktree ParkWorktree left at parkedDir to
@@ -130,65 +173,100 @@ func writeGitdir(admin, dir string) error {
 // of sha with HEAD set to head (a symbolic ref or a commit id), leaving
 // nothing a run wrote:
 //
-//   - the worktree's .git file is written anew, whatever a node put there;
-//   - the registration keeps only its index (checked by checkIndex) and
-//     lock; HEAD, commondir and gitdir are written anew and every other
-//     file (config.worktree, info/sparse-checkout, MERGE_HEAD, rebase
-//     state, logs, refs) is removed;
-//   - nested .git entries, hard links and odd permissions go (tidyTree:
-//     git's reset cannot see them, since it compares content and the
-//     executable bit only, and a checkpoint's status already recorded
-//     the stat data of a file whose mode or links a node changed; parking
-//     and reusing both walk every file, so a process that outlived its
-//     run and wrote into a parked worktree is undone too);
-//   - `git clean -ffdx` removes untracked and ignored files and nested
-//     repositories, and `git reset --hard` restores tracked files and
-//     moves to sha, writing only the files that differ.
+//   - the worktree's .git file is written anew, whatever a node put there
+//     (kept if it is a plain file that says exactly that);
+//   - the registration keeps only its index (checked by loadIndex) and
+//     lock; HEAD, commondir and gitdir are written anew (the same way) and
+//     every other file (config.worktree, info/sparse-checkout, MERGE_HEAD,
+//     rebase state, logs, refs) is removed;
+//   - tidyTree removes everything the index does not track (as `git clean
+//     -ffdx`), nested .git entries, hard links, odd permissions and every
+//     tracked file that is not exactly what the index recorded, before
+//     any git runs in the tree; parking and reusing both do, so a process
+//     that outlived its run and wrote into a parked worktree is undone too;
+//   - git then moves the tree to sha, writing only the files that differ:
+//     when tidyTree found every tracked file as recorded, git restores
+//     from sha just the paths that differ between it and the index's own
+//     tree (computed from its entries, so it names exactly what the index
+//     holds; see applySwitch), without looking at any other file;
+//     otherwise `reset --hard` looks at every file and writes back the
+//     ones tidyTree removed.
 //
 // The index's stat data is trusted, which is what spares rewriting
 // unchanged files: a node cannot forge a changed file's ctime, and in the
 // sandbox it cannot write the registration (mounted read-only), so a file
-// it touched always looks changed to git. The repository's common
-// directory (config, hooks, info/) is not the worktree's: a node reaches
-// it no more than a fresh worktree's. Without the sandbox
-// (--insecure-no-sandbox) nodes can write both, as everything else the
-// bot owns.
+// it touched always looks changed. The repository's common directory
+// (config, hooks, info/) is not the worktree's: a node reaches it no more
+// than a fresh worktree's. Without the sandbox (--insecure-no-sandbox)
+// nodes can write both, as everything else the bot owns.
 func (g *Git) scrub(ctx context.Context, admin, dir, head, sha string) error {
 	if err := resetRegistration(admin, dir, head); err != nil {
 		return err
 	}
-	if err := checkIndex(filepath.Join(admin, "index")); err != nil {
+	idx, top, err := loadIndex(filepath.Join(admin, "index"))
+	if err != nil {
 		return fmt.Errorf("%w: %w", ErrNotReusable, err)
 	}
-	if err := tidyTree(dir); err != nil {
+	defer closeLater(idx.file)
+	c := call{dir: dir, pinned: true, config: []string{"core.untrackedCache=false", "core.sparseCheckout=false"}}
+	// What git does outside the worktree runs while it is tidied.
+	planned := make(chan switchPlan, 1)
+	go func() { planned <- g.planSwitch(ctx, c, top, head, sha) }()
+	clean, err := tidyTree(dir, idx)
+	plan := <-planned
+	if err != nil {
 		return fmt.Errorf("tidy: %w", err)
 	}
-	c := call{dir: dir, pinned: true, config: []string{"core.untrackedCache=false", "core.sparseCheckout=false"}}
-	c.args = []string{"clean", "-ffdxq"}
-	if _, err := g.run(ctx, c); err != nil {
-		return err
+	if plan.err != nil {
+		return plan.err
 	}
-	c.args = []string{"reset", "--hard", "--quiet", "--no-recurse-submodules", sha}
-	if _, err := g.run(ctx, c); err != nil {
-		return err
+	moved := false
+	if clean && plan.paths != nil {
+		if moved, err = g.applySwitch(ctx, c, plan.paths, top, sha); err != nil {
+			return err
+		}
+	}
+	if !moved {
+		c.args = []string{"reset", "--hard", "--quiet", "--no-recurse-submodules", sha}
+		if _, err := g.run(ctx, c); err != nil {
+			return err
+		}
 	}
 	// reset records the commit it left, the parked one, as ORIG_HEAD; a
 	// fresh worktree's names its own start (worktree add resets too).
-	return os.WriteFile(filepath.Join(admin, "ORIG_HEAD"), []byte(sha+"\n"), 0o644)
+	return writeKept(admin, "ORIG_HEAD", sha+"\n")
+}
+
+// loadIndex reads the index at p and the tree its entries make.
+func loadIndex(p string) (*workIndex, string, error) {
+	idx, err := readIndex(p)
+	if err != nil {
+		return nil, "", err
+	}
+	trees, err := indexTrees(idx.entries)
+	if err != nil {
+		return nil, "", err
+	}
+	if idx.cacheTree != nil {
+		if err := checkCacheTree(idx.cacheTree, trees); err != nil {
+			return nil, "", err
+		}
+	}
+	top := trees[""].oid
+	return idx, hex.EncodeToString(top[:]), nil
 }
 
 // keptInRegistration are the files of a worktree's registration that
-// survive a scrub: the index (checked after) and the lock.
-var keptInRegistration = map[string]bool{"index": true, "locked": true}
+// survive a scrub: the index (checked after), the lock, and the files
+// scrub writes, kept where they already say what it would write.
+var keptInRegistration = map[string]bool{"index": true, "locked": true,
+	"HEAD": true, "commondir": true, "gitdir": true, "ORIG_HEAD": true}
 
 // resetRegistration rewrites the worktree's .git file and its
 // registration's HEAD, commondir and gitdir, and removes every other
-// entry of the registration.
+// entry of the registration but the index and the lock.
 func resetRegistration(admin, dir, head string) error {
-	if err := os.RemoveAll(filepath.Join(dir, ".git")); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, ".git"), []byte("gitdir: "+admin+"\n"), 0o644); err != nil {
+	if err := writeKept(dir, ".git", "gitdir: "+admin+"\n"); err != nil {
 		return err
 	}
 	entries, err := os.ReadDir(admin)
@@ -203,14 +281,54 @@ func resetRegistration(admin, dir, head string) error {
 			return err
 		}
 	}
-	files := map[string]string{
-		"HEAD":      strings.TrimSpace(head) + "\n",
-		"commondir": "../..\n",
+	files := []struct{ name, body string }{
+		{"HEAD", strings.TrimSpace(head) + "\n"},
+		{"commondir", "../..\n"},
+		{"gitdir", filepath.Join(dir, ".git") + "\n"},
 	}
-	for name, body := range files {
-		if err := os.WriteFile(filepath.Join(admin, name), []byte(body), 0o644); err != nil {
+	for _, f := range files {
+		if err := writeKept(admin, f.name, f.body); err != nil {
 			return err
 		}
 	}
-	return writeGitdir(admin, dir)
+	return nil
+}
+
+// writeKept makes dir/name a file holding body, keeping the file that is
+// there when it holds exactly that (a file replaced costs a new inode
+// and the old one's blocks, which some filesystems discard synchronously).
+// Anything else there, a symlink or a file with other links included, is
+// removed first.
+func writeKept(dir, name, body string) error {
+	p := filepath.Join(dir, name)
+	if f, err := os.OpenFile(p, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0); err == nil {
+		same := holds(f, body)
+		f.Close()
+		if same {
+			return nil
+		}
+	}
+	if err := os.RemoveAll(p); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteString(body)
+	return errors.Join(err, f.Close())
+}
+
+// holds says whether f is a regular file with one link holding body.
+func holds(f *os.File, body string) bool {
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() != int64(len(body)) {
+		return false
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Nlink != 1 {
+		return false
+	}
+	b := make([]byte, len(body)+1)
+	n, _ := io.ReadFull(f, b)
+	return string(b[:n]) == body
 }

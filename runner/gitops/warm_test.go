@@ -1,11 +1,14 @@
 package gitops
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha1"
 	"errors"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -151,6 +154,24 @@ var residues = []struct {
 		s.write(t, "a.txt", "other\n")
 		mustGit(t, s.g, s.wt, "commit", "--quiet", "-am", "other")
 	}},
+	{name: "content written back under its old mtime", leave: func(t *testing.T, s *scene) {
+		// Only the ctime tells: git compares it to the second, and the
+		// file's mtime is older than the index, so not racily clean.
+		p, old := filepath.Join(s.wt, "src/c.txt"), time.Now().Add(-time.Hour)
+		must(t, os.Chtimes(p, old, old))
+		mustGit(t, s.g, s.wt, "update-index", "--refresh")
+		s.write(t, "src/c.txt", "C\n")
+		must(t, os.Chtimes(p, old, old))
+	}},
+	{name: "staged change to a file the next commit keeps, written as a tree", leave: func(t *testing.T, s *scene) {
+		s.write(t, "src/c.txt", "staged\n")
+		mustGit(t, s.g, s.wt, "add", "src/c.txt")
+		mustGit(t, s.g, s.wt, "write-tree")
+	}},
+	{name: "cache tree that disagrees with the entries", notReusable: true, leave: func(t *testing.T, s *scene) {
+		mustGit(t, s.g, s.wt, "write-tree") // a valid cache tree to forge
+		forgeCacheTree(t, filepath.Join(s.admin, "index"))
+	}},
 	{name: "skip-worktree bit", notReusable: true, leave: func(t *testing.T, s *scene) {
 		mustGit(t, s.g, s.wt, "update-index", "--skip-worktree", "src/b.txt")
 		s.write(t, "src/b.txt", "hidden\n")
@@ -183,6 +204,26 @@ func TestWarmWorktreeLeavesNothing(t *testing.T) {
 			})
 		}
 	}
+}
+
+// forgeCacheTree changes the id of the top tree in the cache tree of the
+// index at p, as a run that can write the registration could, and
+// updates the index's checksum so git still reads it.
+func forgeCacheTree(t *testing.T, p string) {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	must(t, err)
+	body := b[:len(b)-sha1.Size]
+	i := bytes.LastIndex(body, []byte("TREE"))
+	top := body[i+8:] // name (empty), NUL, "<entries> <subtrees>\n", id
+	nl := bytes.IndexByte(top, '\n')
+	if i < 0 || top[0] != 0 || nl < 0 || top[1] == '-' {
+		t.Fatalf("no valid cache tree in %s", p)
+	}
+	top[nl+1] ^= 0xff
+	sum := sha1.Sum(body)
+	copy(b[len(body):], sum[:])
+	must(t, os.WriteFile(p, b, 0o644))
 }
 
 func testResidue(t *testing.T, leave func(*testing.T, *scene), notReusable, whileParked bool) {
