@@ -2,7 +2,6 @@ package attractor
 
 import (
 	"maps"
-	"reflect"
 	"slices"
 )
 
@@ -65,11 +64,11 @@ func DiffState(prev, next *State) StateDelta {
 	} else {
 		d.Completed, d.CompletedReset = slices.Clone(next.Completed), true
 	}
-	d.Outcomes = diffMap(prev.Outcomes, next.Outcomes, "")
+	d.Outcomes = diffMap(prev.Outcomes, next.Outcomes, "", sameOutcome)
 	d.Context, d.CompletedMirror = diffContext(prev, next)
-	d.Retries = diffMap(prev.Retries, next.Retries, "")
-	d.Visits = diffMap(prev.Visits, next.Visits, "")
-	d.Signatures = diffMap(prev.Signatures, next.Signatures, "")
+	d.Retries = diffMap(prev.Retries, next.Retries, "", sameInt)
+	d.Visits = diffMap(prev.Visits, next.Visits, "", sameInt)
+	d.Signatures = diffMap(prev.Signatures, next.Signatures, "", sameInt)
 	if !slices.Equal(prev.GoalGates, next.GoalGates) {
 		d.GoalGates, d.GoalGatesSet = slices.Clone(next.GoalGates), true
 	}
@@ -82,9 +81,9 @@ func diffContext(prev, next *State) (d *mapDelta[any], mirror bool) {
 	v, ok := next.Context[completedNodesKey]
 	mirror = ok && mirrorsCompleted(v, next.Completed)
 	if !mirror {
-		return diffMap(prev.Context, next.Context, ""), false
+		return diffMap(prev.Context, next.Context, "", sameValue), false
 	}
-	return diffMap(prev.Context, next.Context, completedNodesKey), true
+	return diffMap(prev.Context, next.Context, completedNodesKey, sameValue), true
 }
 
 // mirrorsCompleted reports whether v, a completed_nodes context value, is
@@ -134,13 +133,13 @@ func (s *State) Apply(d StateDelta) {
 // diffMap returns the keys of next that prev lacks or holds another value
 // for, and the keys only prev has, except skip; nil when the maps are
 // equal.
-func diffMap[V any](prev, next map[string]V, skip string) *mapDelta[V] {
+func diffMap[V any](prev, next map[string]V, skip string, same func(a, b V) bool) *mapDelta[V] {
 	var d mapDelta[V]
 	for k, v := range next {
 		if k == skip && skip != "" {
 			continue
 		}
-		if pv, ok := prev[k]; ok && reflect.DeepEqual(pv, v) {
+		if pv, ok := prev[k]; ok && same(pv, v) {
 			continue
 		}
 		if d.Set == nil {

@@ -88,3 +88,30 @@ func roundTrip[T any](t *testing.T, v any) T {
 	}
 	return out
 }
+
+// BenchmarkDiffState times one checkpoint's clone and diff of the run
+// state after 10 and after 200 nodes: a node late in a long run must cost
+// what an early one does.
+//
+//	go test -run '^$' -bench DiffState ./attractor/
+func BenchmarkDiffState(b *testing.B) {
+	for _, n := range []int{10, 200} {
+		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
+			prev := &State{Outcomes: map[string]Outcome{}, Context: map[string]any{},
+				Retries: map[string]int{}, Visits: map[string]int{}, Signatures: map[string]int{}}
+			for i := range n {
+				id := fmt.Sprintf("n%d", i)
+				prev.Completed = append(prev.Completed, id)
+				prev.Outcomes[id] = Outcome{Status: StatusSuccess, Meta: map[string]any{"exit_code": 0}}
+				prev.Visits[id], prev.Retries[id] = 1, 0
+				prev.Context["internal.retry_count."+id] = 0
+			}
+			for b.Loop() {
+				next := prev.clone()
+				next.Completed = append(next.Completed, "last")
+				next.Outcomes["last"] = Outcome{Status: StatusSuccess}
+				_ = DiffState(prev, next)
+			}
+		})
+	}
+}

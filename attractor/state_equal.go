@@ -1,0 +1,66 @@
+package attractor
+
+import (
+	"reflect"
+	"unsafe"
+)
+
+// Equality for DiffState. A checkpoint's state is a clone of the one
+// before plus one node's changes, so nearly every entry it compares is the
+// very value it was compared with last time: these say so at once (the
+// same scalars, the same maps and slices, which a clone shares) and leave
+// the rest to reflect.DeepEqual, whose answer they never change.
+// Deep-comparing every outcome so far made a node dearer the longer the
+// run: a checkpoint's clone and diff took 0.24 ms at node 200 against
+// 0.015 ms at node 10, and takes 0.11 against 0.008 with them
+// (BenchmarkDiffState).
+
+func sameInt(a, b int) bool { return a == b }
+
+// sameOutcome is reflect.DeepEqual(a, b), quick when every field holds
+// the same value or the same map or slice.
+func sameOutcome(a, b Outcome) bool {
+	if a.Status == b.Status && a.PreferredLabel == b.PreferredLabel && a.Notes == b.Notes &&
+		a.FailureReason == b.FailureReason && a.FailureClass == b.FailureClass &&
+		a.FailureSignature == b.FailureSignature && a.Response == b.Response &&
+		sameSlice(a.SuggestedNextIDs, b.SuggestedNextIDs) && sameSlice(a.Findings, b.Findings) &&
+		sameMap(a.ContextUpdates, b.ContextUpdates) && sameMap(a.Meta, b.Meta) && sameMap(a.Details, b.Details) {
+		return true
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// sameValue is reflect.DeepEqual(a, b), quick for the scalars a run
+// context mostly holds.
+func sameValue(a, b any) bool {
+	switch x := a.(type) {
+	case string:
+		y, ok := b.(string)
+		return ok && x == y
+	case int:
+		y, ok := b.(int)
+		return ok && x == y
+	case bool:
+		y, ok := b.(bool)
+		return ok && x == y
+	}
+	return reflect.DeepEqual(a, b)
+}
+
+// sameMap reports whether a and b are both nil or the same map; false
+// means "look closer", not "different".
+func sameMap[M ~map[K]V, K comparable, V any](a, b M) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
+}
+
+// sameSlice reports whether a and b are both nil or the same slice;
+// false means "look closer", not "different".
+func sameSlice[S ~[]E, E any](a, b S) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return len(a) == len(b) && unsafe.SliceData(a) == unsafe.SliceData(b)
+}
