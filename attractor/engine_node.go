@@ -10,7 +10,8 @@ import (
 // executeNode runs one visit of n on lane ln: its attempts under the retry
 // policy, then records the final outcome. The last attempt is announced
 // by the attemptEnd, which the caller finishes around its checkpoint (or
-// when it gives up); it is nil when err is set. The error is a run stop.
+// when it gives up); it is nil when err is set or there is no attempt to
+// announce. The error is a run stop.
 func (r *run) executeNode(ctx context.Context, ln *lane, n *Node) (Outcome, *attemptEnd, error) {
 	visit := r.st.Visits[n.ID] + 1
 	if lim := r.maxVisits(n); lim > 0 && visit > lim {
@@ -62,7 +63,7 @@ func (r *run) attempts(ctx context.Context, ln *lane, n *Node, h Handler, visit 
 		ln.rc.Set("internal.retry_count."+n.ID, attempt)
 		if err := r.cfg.Sleep(ctx, backoff.Delay(attempt, r.cfg.Rand())); err != nil {
 			o := finishFailure(failOutcome(ClassCanceled, "canceled while waiting to retry: "+err.Error()))
-			return o, &attemptEnd{r: r, files: doneStageFiles(), done: true}, nil
+			return o, nil, nil // the attempt before was announced; this outcome has no attempt
 		}
 	}
 }

@@ -77,20 +77,16 @@ type attemptEnd struct {
 }
 
 // finish waits for the stage files and tells the listeners, once; the
-// error says the files could not be written.
+// error says the files could not be written. A nil attemptEnd has nothing
+// to announce.
 func (e *attemptEnd) finish(ctx context.Context) error {
-	if e == nil || e.done {
-		return e.errOrNil()
-	}
-	e.done = true
-	e.err = e.files.wait()
-	e.r.report(ctx, "attempt finished", e.r.lis.AttemptFinished(ctx, e.ev))
-	return e.err
-}
-
-func (e *attemptEnd) errOrNil() error {
 	if e == nil {
 		return nil
+	}
+	if !e.done {
+		e.done = true
+		e.err = e.files.wait()
+		e.r.report(ctx, "attempt finished", e.r.lis.AttemptFinished(ctx, e.ev))
 	}
 	return e.err
 }

@@ -33,17 +33,17 @@ func TestExecLogsHoldAllOutput(t *testing.T) {
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("exec: %v (exit %d)", err, res.ExitCode)
 	}
-	for _, s := range []string{"out", "err"} {
+	for _, log := range []struct{ prefix, file string }{{"out", "stdout.log"}, {"err", "stderr.log"}} {
 		var want strings.Builder
 		for i := 1; i <= 2000; i++ {
-			fmt.Fprintf(&want, "%s %d\n", s, i)
+			fmt.Fprintf(&want, "%s %d\n", log.prefix, i)
 		}
-		got, err := os.ReadFile(filepath.Join(stage, map[string]string{"out": "stdout.log", "err": "stderr.log"}[s]))
+		got, err := os.ReadFile(filepath.Join(stage, log.file))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if diff := cmp.Diff(string(got), want.String()); diff != "" {
-			t.Errorf("%s log (-got +want):\n%s", s, diff)
+			t.Errorf("%s (-got +want):\n%s", log.file, diff)
 		}
 	}
 	if !strings.HasSuffix(res.StdoutTail, "out 2000\n") || !strings.HasSuffix(res.StderrTail, "err 2000\n") {
