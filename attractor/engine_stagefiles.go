@@ -95,7 +95,8 @@ func (e *attemptEnd) finish(ctx context.Context) error {
 // written: the disk is full or the run directory broken, so nothing after
 // would fare better.
 func stageFilesStop(n *Node, err error) error {
-	return stop(n.ID, ClassTransientInfra, "could not write the stage files of node %s: %v", n.ID, err)
+	return stop(n.ID, ClassTransientInfra,
+		"could not write the stage files of node %s: %v; check that the run directory's disk has room and is writable, and that nothing else writes into the stage directory, then run it again", n.ID, err)
 }
 
 // doneStageFiles stands for an attempt that has no stage files to write
