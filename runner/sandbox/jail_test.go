@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -47,7 +48,8 @@ func jailEnv() []string {
 }
 
 // jailRun runs script with sh in j's workspace, from a spare jail where
-// spares work, and returns the result and the combined output.
+// spares work, and returns the result and the combined output (stdout's
+// and stderr's lines interleaved in no fixed order).
 func jailRun(t *testing.T, ctx context.Context, j *Jail, script string) (Result, string) {
 	t.Helper()
 	warm(t, j.Sandbox)
@@ -260,7 +262,10 @@ func TestJailGitMetadataIsReadOnly(t *testing.T) {
 			t.Errorf("node could do %s:\n%s", bad, out)
 		}
 	}
-	if !strings.HasPrefix(strings.TrimSpace(out), "1") || !strings.Contains(out, "WROTE-WORKTREE") {
+	// stdout and stderr reach out through two pipes, so their lines
+	// interleave in no fixed order: look for git log's count as a line.
+	historyRead := slices.ContainsFunc(strings.Split(out, "\n"), func(l string) bool { return strings.TrimSpace(l) == "1" })
+	if !historyRead || !strings.Contains(out, "WROTE-WORKTREE") {
 		t.Errorf("want git history readable and the worktree writable:\n%s", out)
 	}
 	if after := snapshot(t, mirror); after != before {
