@@ -18,6 +18,16 @@ type Host interface {
 	Checkpoint(ctx context.Context, req CheckpointRequest) (string, error)
 }
 
+// Prewarmer is a Host that can make a process ready ahead of need: while
+// it checkpoints a node, the engine hands it the request the next node's
+// first process will make, when it can know it (a built-in tool or verify
+// node's command). An Exec of an equal request may then start faster;
+// anything else is unaffected. Prewarm must return at once, and is
+// called only when no process of the run is running on that lane.
+type Prewarmer interface {
+	Prewarm(req ExecRequest)
+}
+
 // ExecRequest describes one process a stage starts.
 type ExecRequest struct {
 	Argv []string // e.g. bash -c <command>

@@ -129,6 +129,9 @@ func (r *run) step(ctx context.Context, n *Node) (done bool, err error) {
 	tr := r.transition(n, o)
 	r.st.NextNode = tr.next
 	r.st.Finished = tr.stop != nil || tr.next == ""
+	if tr.stop == nil && tr.next != "" {
+		r.prewarm(r.main, tr.next)
+	}
 	if err := r.checkpoint(ctx, n, o, end); err != nil {
 		return false, err
 	}

@@ -74,16 +74,7 @@ func (s *Stage) timeout() time.Duration {
 // stderr.log, "verify" gives verify.stdout.log, …). The process is
 // recorded in invocation.json.
 func (s *Stage) Shell(ctx context.Context, name, command string, timeout time.Duration) (ExecResult, error) {
-	req := ExecRequest{
-		Argv:        []string{"bash", "-c", command},
-		Dir:         s.Workspace,
-		StageEnv:    s.Env,
-		Timeout:     timeout,
-		StdoutPath:  filepath.Join(s.Dir, logName(name, "stdout.log")),
-		StderrPath:  filepath.Join(s.Dir, logName(name, "stderr.log")),
-		MaxLogBytes: maxLogBytes,
-		TailBytes:   tailBytes,
-	}
+	req := s.shellRequest(name, command, timeout)
 	if s.Host == nil {
 		return ExecResult{ExitCode: -1}, fmt.Errorf("run %s command of node %s: no host configured", nameOr(name, "shell"), s.Node.ID)
 	}
@@ -93,6 +84,20 @@ func (s *Stage) Shell(ctx context.Context, name, command string, timeout time.Du
 		return res, fmt.Errorf("run %s command of node %s: %w", nameOr(name, "shell"), s.Node.ID, err)
 	}
 	return res, nil
+}
+
+// shellRequest is the request Shell hands the host.
+func (s *Stage) shellRequest(name, command string, timeout time.Duration) ExecRequest {
+	return ExecRequest{
+		Argv:        []string{"bash", "-c", command},
+		Dir:         s.Workspace,
+		StageEnv:    s.Env,
+		Timeout:     timeout,
+		StdoutPath:  filepath.Join(s.Dir, logName(name, "stdout.log")),
+		StderrPath:  filepath.Join(s.Dir, logName(name, "stderr.log")),
+		MaxLogBytes: maxLogBytes,
+		TailBytes:   tailBytes,
+	}
 }
 
 func logName(prefix, base string) string {

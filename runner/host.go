@@ -57,7 +57,8 @@ func (h *nodeHost) jail(stageEnv map[string]string) *sandbox.Jail {
 // they never belong on the run branch whatever the policy says.
 var alwaysExcluded = []string{attractor.StatusFallbackName}
 
-func (h *nodeHost) Exec(ctx context.Context, req attractor.ExecRequest) (attractor.ExecResult, error) {
+// cmd is the sandbox command of req, without its output.
+func (h *nodeHost) cmd(req attractor.ExecRequest) sandbox.Cmd {
 	env := sandbox.NodeEnv(sandbox.EnvSpec{
 		Host:         h.env.Host,
 		Policy:       h.policy.Env,
@@ -65,14 +66,24 @@ func (h *nodeHost) Exec(ctx context.Context, req attractor.ExecRequest) (attract
 		SecretNames:  h.env.SecretNames,
 		SecretValues: h.env.SecretValues,
 	})
+	return sandbox.Cmd{Argv: req.Argv, Dir: req.Dir, Env: env, Timeout: req.Timeout, Jail: h.jail(req.StageEnv)}
+}
+
+var _ attractor.Prewarmer = (*nodeHost)(nil)
+
+// Prewarm has the sandbox make req's jail now, for the Exec of the same
+// request that the engine expects next (attractor.Prewarmer).
+func (h *nodeHost) Prewarm(req attractor.ExecRequest) {
+	sandbox.Prewarm(h.cmd(req))
+}
+
+func (h *nodeHost) Exec(ctx context.Context, req attractor.ExecRequest) (attractor.ExecResult, error) {
 	logs := openNodeLogs(req.StdoutPath, req.StderrPath, capOr(req.MaxLogBytes))
 	stdout, stderr := logs.writers()
 	outTail, errTail := sandbox.NewTail(tailOr(req.TailBytes)), sandbox.NewTail(tailOr(req.TailBytes))
-	res, err := sandbox.Run(ctx, sandbox.Cmd{
-		Argv: req.Argv, Dir: req.Dir, Env: env, Timeout: req.Timeout,
-		Stdout: teeWriter{stdout, outTail}, Stderr: teeWriter{stderr, errTail},
-		Jail: h.jail(req.StageEnv),
-	})
+	c := h.cmd(req)
+	c.Stdout, c.Stderr = teeWriter{stdout, outTail}, teeWriter{stderr, errTail}
+	res, err := sandbox.Run(ctx, c)
 	out := attractor.ExecResult{
 		ExitCode: res.ExitCode, TimedOut: res.TimedOut, Canceled: res.Canceled, Duration: res.Duration,
 		StdoutTail: string(outTail.Bytes()), StderrTail: string(errTail.Bytes()),

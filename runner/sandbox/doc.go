@@ -18,7 +18,9 @@
 // cgroups apply. A Sandbox keeps spare jails, bwraps started ahead of need
 // in a node's fresh cgroups that wait for their options, so a start pays
 // neither bwrap's exec nor a cgroup join; requests a spare cannot carry
-// start a fresh bwrap. Close ends the spares.
+// start a fresh bwrap. Prewarm sends a spare the options of a Run expected
+// next, so that bwrap makes its mounts before the Run adopts it. Close
+// ends the spares and prewarmed jails.
 //
 // Output. CappedFile and Tail bound what a chatty process costs. Both keep
 // the end of the output, where failures are reported, and say how much was

@@ -57,6 +57,7 @@ type Sandbox struct {
 	paths     *pathCache
 	cgroups   *cgroupRoot
 	spares    *sparePool
+	prewarm   *prewarmPool
 	// spareShell: nodes see dash at spareShell, which spares need.
 	spareShell bool
 }
@@ -94,17 +95,20 @@ func New(cfg Config) (*Sandbox, error) {
 	s.cgroups = findCgroupRoot(s.limits)
 	s.spareShell = spareShellVisible(s.hidden)
 	s.spares = newSparePool(s.makeSpare)
+	s.prewarm = &prewarmPool{ttl: prewarmTTL}
 	return s, nil
 }
 
-// Close ends the Sandbox's spare jails: it kills and reaps their bwrap
-// processes and removes their cgroups, and no spare is made after. The
-// Sandbox stays usable; its jailed Runs then start cold. Without Close,
-// spares end after a minute without a jailed Run. A nil Sandbox (no
-// sandbox) has nothing to close.
+// Close ends the Sandbox's spare and prewarmed jails: it kills and reaps
+// their bwrap processes and removes their cgroups, and none is made
+// after. The Sandbox stays usable; its jailed Runs then start cold.
+// Without Close, spares end after a minute without a jailed Run, and
+// prewarmed jails after prewarmTTL. A nil Sandbox (no sandbox) has
+// nothing to close.
 func (s *Sandbox) Close() {
 	if s != nil {
 		s.spares.close()
+		s.prewarm.close()
 	}
 }
 

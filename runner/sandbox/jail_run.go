@@ -8,9 +8,10 @@ import (
 
 // start starts argv in j, released by the caller through the returned
 // proc's handshake. A request that fits a spare jail (spareOptions) takes
-// one when the Sandbox has one ready: its bwrap is running already, in
-// the node's cgroups, and only reads its options. Anything else, or no
-// spare, starts a fresh bwrap: the cold path.
+// the jail prewarmed for it (Prewarm), whose mounts are made already, or
+// else a spare when the Sandbox has one ready: its bwrap is running
+// already, in the node's cgroups, and only reads its options. Anything
+// else, or no spare, starts a fresh bwrap: the cold path.
 func (j *Jail) start(c Cmd, argv []string, waitDelay time.Duration) (*proc, error) {
 	s := j.Sandbox
 	opts, err := j.options(c.Env, c.Dir, argv[0])
@@ -18,6 +19,13 @@ func (j *Jail) start(c Cmd, argv []string, waitDelay time.Duration) (*proc, erro
 		return nil, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
 	}
 	if spareOpts, ok := s.spareOptions(c, argv, opts); ok {
+		if sp := s.prewarm.take(spareOpts); sp != nil && !sp.exited() {
+			p := sp.attach(c, time.Now())
+			p.prewarmed = true
+			return p, nil
+		} else if sp != nil {
+			sp.discard() // killed, or its mounts failed, while it waited: start afresh
+		}
 		if sp := s.spares.take(); sp != nil {
 			if p, err := sp.launch(c, spareOpts); err == nil {
 				return p, nil

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // spare is a jail made ahead of need: a bwrap already started, already in
@@ -74,9 +76,15 @@ func (sp *spare) launch(c Cmd, opts []string) (*proc, error) {
 		sp.discard()
 		return nil, fmt.Errorf("sandbox: spare jail: %w", err)
 	}
+	return sp.attach(c, started), nil
+}
+
+// attach gives c the output of a spare that has its options (launch, or
+// Prewarm); the caller releases the returned proc as a cold one.
+func (sp *spare) attach(c Cmd, started time.Time) *proc {
 	out := pipedOutput(sp.stdout, sp.stderr, c.Stdout, c.Stderr)
 	out.start()
-	return &proc{cmd: sp.cmd, out: out, js: sp.js, spare: true, started: started}, nil
+	return &proc{cmd: sp.cmd, out: out, js: sp.js, spare: true, started: started}
 }
 
 // send writes opts, NUL-terminated, and closes the pipe: bwrap reads
@@ -95,6 +103,13 @@ func (sp *spare) send(opts []string) error {
 		err = cerr
 	}
 	return err
+}
+
+// exited reports whether the spare's bwrap has ended (not reaped yet).
+func (sp *spare) exited() bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, sp.cmd.Process.Pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return err != nil || info.Signo != 0
 }
 
 // discard kills and reaps an unused spare and removes its cgroups.

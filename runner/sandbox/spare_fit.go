@@ -44,7 +44,16 @@ const (
 // and stderr pipes of its own to the caller's writers; the shell drops
 // variables whose names are no shell names and resets shellOwned ones.
 func (s *Sandbox) spareOptions(c Cmd, argv, opts []string) ([]string, bool) {
-	if !s.spareShell || c.Stdin != nil || !spareOutputs(c.Stdout, c.Stderr) || !isDirOrEmpty(c.Dir) {
+	if c.Stdin != nil || !spareOutputs(c.Stdout, c.Stderr) {
+		return nil, false
+	}
+	return s.spareArgs(c, argv, opts)
+}
+
+// spareArgs is spareOptions without the checks on c's input and output
+// (Prewarm has no writers yet; the Run that adopts its jail is checked).
+func (s *Sandbox) spareArgs(c Cmd, argv, opts []string) ([]string, bool) {
+	if !s.spareShell || !isDirOrEmpty(c.Dir) {
 		return nil, false
 	}
 	out := make([]string, 0, len(opts)+3*len(c.Env)+len(handshakeArgs)+3)

@@ -1,0 +1,175 @@
+package sandbox
+
+import (
+	"os"
+	"slices"
+	"sync"
+	"time"
+)
+
+// A prewarmed jail is a spare that was sent its options before the Run
+// that needs it: bwrap makes the node's namespaces and mounts while the
+// bot does other work (the engine checkpoints the node before), then
+// waits on its block descriptor, which it reads after the last mount and
+// before it starts anything of the node. A Run whose options and command
+// are exactly the ones prewarmed adopts it: only the handshake, the shell
+// and the node's own program are left on the node's critical path.
+//
+// The mounts are planned when Prewarm is called, so the caller must call
+// it when nothing that could swap a planted link is running (the engine
+// prewarms after the node before has ended, see Jail.plantedLink).
+const (
+	// maxPrewarmed bounds the prewarmed jails a Sandbox holds; the oldest
+	// goes first.
+	maxPrewarmed = 4
+	// prewarmTTL is how long a prewarmed jail waits for its Run.
+	prewarmTTL = 30 * time.Second
+)
+
+// prewarmed is one jail waiting for the Run it was made for.
+type prewarmed struct {
+	opts []string // what the spare was sent (spareOptions): the match
+	sp   *spare
+	// made are directories the plan created for this jail (a stage
+	// directory): removed again, when still empty, if no Run adopts it.
+	made  []string
+	timer *time.Timer
+}
+
+// prewarmPool holds a Sandbox's prewarmed jails.
+type prewarmPool struct {
+	ttl    time.Duration // prewarmTTL; tests shorten it
+	mu     sync.Mutex
+	list   []*prewarmed
+	closed bool
+}
+
+// Prewarm prepares the jail of c, a Run expected soon: with a spare jail
+// ready, it sends the spare c's options and returns; bwrap makes the
+// mounts meanwhile. A Run of an equal Cmd (the same argv, environment,
+// directory and jail) adopts it; anything else leaves it to expire after
+// prewarmTTL. Prewarm does nothing without a jail, without a spare ready,
+// or for a Cmd a spare cannot carry. c's writers are not used.
+func Prewarm(c Cmd) {
+	j := c.Jail
+	if j == nil || len(c.Argv) == 0 || c.Stdin != nil {
+		return
+	}
+	s := j.Sandbox
+	path, err := lookPath(c.Env, c.Dir, c.Argv[0])
+	if err != nil {
+		return
+	}
+	argv := slices.Clone(c.Argv)
+	argv[0] = path
+	made := missingDirs(append([]string{j.Workspace}, j.Writable...))
+	opts, err := j.options(c.Env, c.Dir, path)
+	if err != nil {
+		removeEmpty(made)
+		return
+	}
+	spareOpts, ok := s.spareArgs(c, argv, opts)
+	var sp *spare
+	if ok {
+		sp = s.spares.take()
+	}
+	if sp == nil {
+		removeEmpty(made)
+		return
+	}
+	if err := sp.send(spareOpts); err != nil {
+		sp.discard()
+		removeEmpty(made)
+		return
+	}
+	s.prewarm.add(&prewarmed{opts: spareOpts, sp: sp, made: made})
+}
+
+// add holds pw until a Run adopts it or it expires.
+func (p *prewarmPool) add(pw *prewarmed) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		pw.discard()
+		return
+	}
+	var evicted *prewarmed
+	if len(p.list) >= maxPrewarmed {
+		evicted = p.list[0]
+		p.list = slices.Delete(p.list, 0, 1)
+	}
+	p.list = append(p.list, pw)
+	pw.timer = time.AfterFunc(p.ttl, func() { p.expire(pw) })
+	p.mu.Unlock()
+	if evicted != nil {
+		evicted.timer.Stop()
+		evicted.discard()
+	}
+}
+
+// take returns the spare prewarmed with exactly opts, or nil.
+func (p *prewarmPool) take(opts []string) *spare {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, pw := range p.list {
+		if slices.Equal(pw.opts, opts) {
+			p.list = slices.Delete(p.list, i, i+1)
+			pw.timer.Stop()
+			return pw.sp
+		}
+	}
+	return nil
+}
+
+// expire discards pw if no Run took it.
+func (p *prewarmPool) expire(pw *prewarmed) {
+	p.mu.Lock()
+	i := slices.Index(p.list, pw)
+	if i >= 0 {
+		p.list = slices.Delete(p.list, i, i+1)
+	}
+	p.mu.Unlock()
+	if i >= 0 {
+		pw.discard()
+	}
+}
+
+// close discards every prewarmed jail; none is held after.
+func (p *prewarmPool) close() {
+	p.mu.Lock()
+	p.closed = true
+	list := p.list
+	p.list = nil
+	p.mu.Unlock()
+	for _, pw := range list {
+		pw.timer.Stop()
+		pw.discard()
+	}
+}
+
+// discard ends the jail and removes what was made for it.
+func (pw *prewarmed) discard() {
+	pw.sp.discard()
+	removeEmpty(pw.made)
+}
+
+// missingDirs are those of dirs that do not exist yet.
+func missingDirs(dirs []string) []string {
+	var out []string
+	for _, d := range dirs {
+		if d == "" {
+			continue
+		}
+		if _, err := os.Lstat(d); os.IsNotExist(err) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// removeEmpty removes each of dirs that is an empty directory.
+func removeEmpty(dirs []string) {
+	for _, d := range slices.Backward(dirs) {
+		_ = os.Remove(d) // fails, as it should, on anything not empty
+	}
+}

@@ -1,0 +1,177 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// prewarmedOf returns s's prewarmed jails, as spareSeen.
+func prewarmedOf(s *Sandbox) []spareSeen {
+	s.prewarm.mu.Lock()
+	defer s.prewarm.mu.Unlock()
+	var out []spareSeen
+	for _, pw := range s.prewarm.list {
+		seen := spareSeen{pid: pw.sp.cmd.Process.Pid}
+		if pw.sp.js.cg != nil {
+			seen.dirs = slices.Clone(pw.sp.js.cg.dirs)
+		}
+		out = append(out, seen)
+	}
+	return out
+}
+
+// prewarm prewarms c with a spare ready, and fails unless s holds it.
+func prewarm(t *testing.T, s *Sandbox, c Cmd) spareSeen {
+	t.Helper()
+	warm(t, s)
+	before := len(prewarmedOf(s))
+	Prewarm(c)
+	got := prewarmedOf(s)
+	if len(got) != before+1 {
+		t.Fatalf("Prewarm(%q): %d jails prewarmed, want %d", c.Argv, len(got), before+1)
+	}
+	return got[len(got)-1]
+}
+
+// gone reports whether a spare's process was reaped and its cgroups
+// removed.
+func gone(sp spareSeen) bool {
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", sp.pid)); err == nil {
+		return false
+	}
+	for _, d := range sp.dirs {
+		if _, err := os.Stat(d); err == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// A node whose jail was prewarmed sees what a cold-started one sees, files
+// written into its workspace after the prewarm included: bwrap bound the
+// directories, not what was in them.
+func TestPrewarmedSeesWhatColdSees(t *testing.T) {
+	s := spareSandbox(t, Config{})
+	cold := coldSandbox(t, Config{})
+	ws := t.TempDir()
+	env := append(jailEnv(), "QUOTED=it's \"x\" $(touch pwned) `id` \\ \t\nend", "SHLVL=7", "EMPTY=")
+	probes := [][]string{
+		{"env", "-0"},
+		{"bash", "-c", `printf '<%s>\n' "$0" "$@"; pwd; id; ls /proc/self/fd | tr '\n' ' '; echo; ulimit -a; hostname; cat later`,
+			"arg0", "it's", "", "a\nb", "*"},
+	}
+	for _, argv := range probes {
+		os.Remove(filepath.Join(ws, "later"))
+		prewarm(t, s, Cmd{Argv: argv, Dir: ws, Env: env, Jail: &Jail{Sandbox: s, Workspace: ws}})
+		if err := os.WriteFile(filepath.Join(ws, "later"), []byte("written after the prewarm\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, got := runOut(t, Cmd{Argv: argv, Dir: ws, Env: env, Jail: &Jail{Sandbox: s, Workspace: ws}})
+		if res.ExitCode != 0 || !res.prewarmed {
+			t.Fatalf("%q: exit %d, prewarmed %v (want a prewarmed jail):\n%s", argv[0], res.ExitCode, res.prewarmed, got)
+		}
+		_, want := runOut(t, Cmd{Argv: argv, Dir: ws, Env: env, Jail: &Jail{Sandbox: cold, Workspace: ws}})
+		if argv[0] == "env" {
+			got, want = sortedNUL(got), sortedNUL(want)
+		} else if !strings.Contains(want, "written after the prewarm") {
+			t.Errorf("the cold probe does not read the later file:\n%s", want)
+		}
+		if diff := cmp.Diff(got, want); diff != "" {
+			t.Errorf("%q from a prewarmed jail (-got) and cold (+want):\n%s", argv[0], diff)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(ws, "pwned")); err == nil {
+		t.Errorf("a variable's value ran as a command")
+	}
+}
+
+// A prewarmed jail runs only the Cmd it was made for: another command, or
+// the same one with another environment or directory, starts as it would
+// have, and the prewarmed one still serves its own Run afterwards.
+func TestPrewarmedOnlyForItsOwnCmd(t *testing.T) {
+	s := spareSandbox(t, Config{})
+	ws, other := t.TempDir(), t.TempDir()
+	mine := Cmd{Argv: []string{"echo", "mine"}, Dir: ws, Env: jailEnv(), Jail: &Jail{Sandbox: s, Workspace: ws}}
+	prewarm(t, s, mine)
+	for _, c := range []Cmd{
+		{Argv: []string{"echo", "other"}, Dir: ws, Env: jailEnv(), Jail: &Jail{Sandbox: s, Workspace: ws}},
+		{Argv: mine.Argv, Dir: ws, Env: append(jailEnv(), "EXTRA=1"), Jail: &Jail{Sandbox: s, Workspace: ws}},
+		{Argv: mine.Argv, Dir: other, Env: jailEnv(), Jail: &Jail{Sandbox: s, Workspace: other}},
+	} {
+		res, out := runOut(t, c)
+		if res.ExitCode != 0 || res.prewarmed || out != c.Argv[1]+"\n" {
+			t.Errorf("%q in %s: exit %d, prewarmed %v, output %q; want its own jail", c.Argv, c.Dir, res.ExitCode, res.prewarmed, out)
+		}
+	}
+	res, out := runOut(t, mine)
+	if res.ExitCode != 0 || !res.prewarmed || out != "mine\n" {
+		t.Errorf("the prewarmed Cmd: exit %d, prewarmed %v, output %q", res.ExitCode, res.prewarmed, out)
+	}
+}
+
+// A prewarmed jail no Run takes ends after its time, with its cgroups and
+// the empty directories its plan made (a stage directory); a Run then
+// starts as without it.
+func TestPrewarmedExpires(t *testing.T) {
+	s := spareSandbox(t, Config{})
+	s.prewarm.ttl = 200 * time.Millisecond
+	ws := t.TempDir()
+	stage := filepath.Join(t.TempDir(), "nodes", "n1")
+	c := Cmd{Argv: []string{"true"}, Dir: ws, Env: jailEnv(), Jail: &Jail{Sandbox: s, Workspace: ws, Writable: []string{stage}}}
+	sp := prewarm(t, s, c)
+	if _, err := os.Stat(stage); err != nil {
+		t.Fatalf("the prewarmed jail's stage directory: %v", err)
+	}
+	waitFor(t, "the prewarmed jail ended", func() bool { return len(prewarmedOf(s)) == 0 && gone(sp) })
+	if _, err := os.Stat(stage); !os.IsNotExist(err) {
+		t.Errorf("the stage directory made for the expired jail is still there (%v)", err)
+	}
+	if res, _ := runOut(t, c); res.ExitCode != 0 || res.prewarmed {
+		t.Errorf("after expiry: exit %d, prewarmed %v; want a jail of its own", res.ExitCode, res.prewarmed)
+	}
+}
+
+// Close ends prewarmed jails too; Runs then start cold.
+func TestSandboxCloseEndsPrewarmed(t *testing.T) {
+	s := spareSandbox(t, Config{})
+	ws := t.TempDir()
+	c := Cmd{Argv: []string{"echo", "x"}, Dir: ws, Env: jailEnv(), Jail: &Jail{Sandbox: s, Workspace: ws}}
+	sp := prewarm(t, s, c)
+	s.Close()
+	if !gone(sp) {
+		t.Errorf("the prewarmed jail %d (or its cgroups) still there after Close", sp.pid)
+	}
+	Prewarm(c)
+	if n := len(prewarmedOf(s)); n != 0 {
+		t.Errorf("%d jails prewarmed after Close", n)
+	}
+	if res, out := runOut(t, c); res.ExitCode != 0 || res.spare || out != "x\n" {
+		t.Errorf("after Close: exit %d, from a spare %v, output %q; want a cold start that works", res.ExitCode, res.spare, out)
+	}
+}
+
+// A prewarmed jail that died while it waited (killed from outside, or its
+// mounts failed) costs its Run nothing but a fresh start.
+func TestPrewarmedKilledWhileWaiting(t *testing.T) {
+	s := spareSandbox(t, Config{})
+	ws := t.TempDir()
+	c := Cmd{Argv: []string{"echo", "fresh"}, Dir: ws, Env: jailEnv(), Jail: &Jail{Sandbox: s, Workspace: ws}}
+	sp := prewarm(t, s, c)
+	syscall.Kill(sp.pid, syscall.SIGKILL)
+	waitFor(t, "the prewarmed jail dead", func() bool { return !alive(sp.pid) })
+	res, out := runOut(t, c)
+	if res.ExitCode != 0 || res.prewarmed || out != "fresh\n" {
+		t.Errorf("exit %d, prewarmed %v, output %q; want a fresh start that works", res.ExitCode, res.prewarmed, out)
+	}
+	if !gone(sp) {
+		t.Errorf("the killed prewarmed jail %d was not reaped, or its cgroups not removed", sp.pid)
+	}
+}
