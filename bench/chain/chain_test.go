@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/bench/internal/fixture"
 	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
@@ -49,6 +50,7 @@ func BenchmarkChain(b *testing.B) {
 	}
 	b.Cleanup(sb.Close)
 	var off, on, floor, ratioOff, ratioOn []float64
+	fixture.WaitForDisk(b)
 	for round := 0; b.Loop(); round++ {
 		// The arms take turns at going first: on this disk a file costs
 		// more to create for a while after many were deleted, and the
@@ -182,6 +184,7 @@ func git(b *testing.B, dir string, args ...string) {
 func BenchmarkChainLength(b *testing.B) {
 	repo := newRepoWith(b, chainOf(200))
 	var early, late, ratio []float64
+	fixture.WaitForDisk(b)
 	for b.Loop() {
 		runDir := filepath.Join(b.TempDir(), "run")
 		_, res, err := runner.RunLocal(context.Background(), runner.LocalOptions{

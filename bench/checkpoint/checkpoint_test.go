@@ -54,6 +54,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 	// numbers, so each side re-hashes every file once.
 	f.round(b)
 
+	fixture.WaitForDisk(b)
 	var bot, plain []time.Duration
 	for b.Loop() {
 		b.StopTimer()

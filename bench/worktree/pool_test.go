@@ -34,6 +34,7 @@ func BenchmarkPooledRun(b *testing.B) {
 
 	var first, second, park, take []time.Duration
 	round := 0
+	fixture.WaitForDisk(b)
 	for b.Loop() {
 		b.StopTimer()
 		round++

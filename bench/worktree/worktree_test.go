@@ -61,6 +61,7 @@ func BenchmarkMirrorRun(b *testing.B) {
 
 	var first, second []time.Duration
 	round := 0
+	fixture.WaitForDisk(b)
 	for b.Loop() {
 		b.StopTimer()
 		round++
@@ -167,6 +168,7 @@ func BenchmarkLocalRun(b *testing.B) {
 
 	var first, second []time.Duration
 	round := 0
+	fixture.WaitForDisk(b)
 	for b.Loop() {
 		b.StopTimer()
 		round++
