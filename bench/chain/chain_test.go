@@ -50,7 +50,7 @@ func BenchmarkChain(b *testing.B) {
 	}
 	b.Cleanup(sb.Close)
 	var off, on, floor, ratioOff, ratioOn []float64
-	fixture.WaitForDisk(b)
+	defer b.ReportMetric(fixture.WaitForDisk(b), "create-us")
 	for round := 0; b.Loop(); round++ {
 		// The arms take turns at going first: on this disk a file costs
 		// more to create for a while after many were deleted, and the
@@ -184,7 +184,7 @@ func git(b *testing.B, dir string, args ...string) {
 func BenchmarkChainLength(b *testing.B) {
 	repo := newRepoWith(b, chainOf(200))
 	var early, late, ratio []float64
-	fixture.WaitForDisk(b)
+	defer b.ReportMetric(fixture.WaitForDisk(b), "create-us")
 	for b.Loop() {
 		runDir := filepath.Join(b.TempDir(), "run")
 		_, res, err := runner.RunLocal(context.Background(), runner.LocalOptions{

@@ -54,7 +54,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 	// numbers, so each side re-hashes every file once.
 	f.round(b)
 
-	fixture.WaitForDisk(b)
+	defer b.ReportMetric(fixture.WaitForDisk(b), "create-us")
 	var bot, plain []time.Duration
 	for b.Loop() {
 		b.StopTimer()

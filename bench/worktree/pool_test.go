@@ -34,7 +34,7 @@ func BenchmarkPooledRun(b *testing.B) {
 
 	var first, second, park, take []time.Duration
 	round := 0
-	fixture.WaitForDisk(b)
+	defer b.ReportMetric(fixture.WaitForDisk(b), "create-us")
 	for b.Loop() {
 		b.StopTimer()
 		round++

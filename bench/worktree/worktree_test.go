@@ -61,7 +61,7 @@ func BenchmarkMirrorRun(b *testing.B) {
 
 	var first, second []time.Duration
 	round := 0
-	fixture.WaitForDisk(b)
+	defer b.ReportMetric(fixture.WaitForDisk(b), "create-us")
 	for b.Loop() {
 		b.StopTimer()
 		round++
@@ -168,7 +168,7 @@ func BenchmarkLocalRun(b *testing.B) {
 
 	var first, second []time.Duration
 	round := 0
-	fixture.WaitForDisk(b)
+	defer b.ReportMetric(fixture.WaitForDisk(b), "create-us")
 	for b.Loop() {
 		b.StopTimer()
 		round++
