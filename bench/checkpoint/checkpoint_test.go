@@ -54,7 +54,7 @@ func BenchmarkCheckpoint(b *testing.B) {
 	// numbers, so each side re-hashes every file once.
 	f.round(b)
 
-	defer b.ReportMetric(fixture.WaitForDisk(b), "create-us")
+	defer b.ReportMetric(fixture.WaitForDisk(b, f.gitDir, filepath.Join(f.plain, ".git")), "create-us")
 	var bot, plain []time.Duration
 	for b.Loop() {
 		b.StopTimer()
@@ -86,6 +86,7 @@ type sides struct {
 	g       *fixture.Git // plain git: the baseline and the fixture
 	bot     *gitops.Git
 	wt      string // the bot's worktree
+	gitDir  string // the repository's, where the bot's objects go
 	plain   string // the baseline's copy
 	branch  string
 	exclude []string
@@ -108,7 +109,7 @@ func newSides(b *testing.B) *sides {
 	if err != nil {
 		b.Fatal(err)
 	}
-	f := &sides{g: g, wt: filepath.Join(tmp, "run", "worktree"),
+	f := &sides{g: g, wt: filepath.Join(tmp, "run", "worktree"), gitDir: filepath.Join(src.Dir, ".git"),
 		plain: filepath.Join(tmp, "plain"), branch: gitops.RunBranch("ci", "bench"), paths: src.Paths}
 	// cp -a keeps contents, modes and times: the copy is the repository
 	// as it was, .git included.
