@@ -76,7 +76,7 @@ func (g *Git) Checkpoint(ctx context.Context, worktree string, spec CheckpointSp
 	if err := g.stage(ctx, worktree, plan); err != nil {
 		return CheckpointResult{}, err
 	}
-	if err := g.commit(ctx, worktree, spec.Branch, msg); err != nil {
+	if err := g.commit(ctx, worktree, msg); err != nil {
 		return CheckpointResult{}, err
 	}
 	sha, err := g.headAfterCommit(ctx, worktree, spec.Branch)

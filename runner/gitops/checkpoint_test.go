@@ -13,26 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// commitPaths runs test once for each way a checkpoint commits: git
-// commit, and write-tree, commit-tree and update-ref for a big index.
-func commitPaths(t *testing.T, test func(t *testing.T)) {
-	for _, c := range []struct {
-		name string
-		big  int
-	}{{"git commit", bigIndex}, {"big index", 0}} {
-		t.Run(c.name, func(t *testing.T) {
-			defer func(old int) { bigIndex = old }(bigIndex)
-			bigIndex = c.big
-			test(t)
-		})
-	}
-}
-
 func TestCheckpointStagesChangesAndFiltersExcludes(t *testing.T) {
-	commitPaths(t, testCheckpointStagesChangesAndFiltersExcludes)
-}
-
-func testCheckpointStagesChangesAndFiltersExcludes(t *testing.T) {
 	ctx := context.Background()
 	g := newTestGit(t)
 	repo := newRepo(t, g, map[string]string{
@@ -101,9 +82,7 @@ func testCheckpointStagesChangesAndFiltersExcludes(t *testing.T) {
 	}
 }
 
-func TestCheckpointMessageAndIdentity(t *testing.T) { commitPaths(t, testCheckpointMessageAndIdentity) }
-
-func testCheckpointMessageAndIdentity(t *testing.T) {
+func TestCheckpointMessageAndIdentity(t *testing.T) {
 	ctx := context.Background()
 	g := newTestGit(t)
 	repo := newRepo(t, g, map[string]string{"a.txt": "a\n"})
@@ -132,10 +111,6 @@ func testCheckpointMessageAndIdentity(t *testing.T) {
 }
 
 func TestCheckpointWithoutChangesIsEmptyCommit(t *testing.T) {
-	commitPaths(t, testCheckpointWithoutChangesIsEmptyCommit)
-}
-
-func testCheckpointWithoutChangesIsEmptyCommit(t *testing.T) {
 	ctx := context.Background()
 	g := newTestGit(t)
 	repo := newRepo(t, g, map[string]string{"a.txt": "a\n"})
@@ -243,9 +218,7 @@ func TestCheckpointAfterNodeDeletedGitDir(t *testing.T) {
 	}
 }
 
-func TestCheckpointAfterNodeMovedHead(t *testing.T) { commitPaths(t, testCheckpointAfterNodeMovedHead) }
-
-func testCheckpointAfterNodeMovedHead(t *testing.T) {
+func TestCheckpointAfterNodeMovedHead(t *testing.T) {
 	ctx := context.Background()
 	g := newTestGit(t)
 	repo := newRepo(t, g, map[string]string{"a.txt": "a\n"})
@@ -268,10 +241,6 @@ func testCheckpointAfterNodeMovedHead(t *testing.T) {
 }
 
 func TestCheckpointTypeChangesAndNestedRepository(t *testing.T) {
-	commitPaths(t, testCheckpointTypeChangesAndNestedRepository)
-}
-
-func testCheckpointTypeChangesAndNestedRepository(t *testing.T) {
 	ctx := context.Background()
 	g := newTestGit(t)
 	repo := newRepo(t, g, map[string]string{"was-file": "f\n", "link-target.txt": "t\n"})
@@ -308,7 +277,6 @@ func testCheckpointTypeChangesAndNestedRepository(t *testing.T) {
 // git's files, also when its branch ref is packed.
 func TestCheckpointProcesses(t *testing.T) {
 	ctx := context.Background()
-	defer func(old int) { bigIndex = old }(bigIndex)
 	wrapper, argvLog, _ := loggingGit(t)
 	g := newTestGit(t, func(o *Options) { o.GitPath = wrapper; o.RepoIdentity = true })
 	repo := newRepo(t, g, map[string]string{"a.txt": "a\n"})
@@ -341,8 +309,6 @@ func TestCheckpointProcesses(t *testing.T) {
 		{func() {}, []string{"status", "config", "commit"}}, // the identity, once
 		{func() { writeFile(t, wt, "b.txt", "b\n") }, []string{"status", "update-index", "commit"}},
 		{func() { mustGit(t, g, repo, "pack-refs", "--all") }, []string{"status", "commit"}},
-		// A big index: no git commit, which would stat every file first.
-		{func() { bigIndex = 0; writeFile(t, wt, "c.txt", "c\n") }, []string{"status", "update-index", "write-tree", "commit-tree", "update-ref"}},
 	} {
 		tc.change()
 		commands()
@@ -357,52 +323,5 @@ func TestCheckpointProcesses(t *testing.T) {
 		if head := mustGit(t, g, wt, "rev-parse", "HEAD"); res.SHA != head {
 			t.Errorf("checkpoint %d: SHA %s, HEAD is %s", i, res.SHA, head)
 		}
-	}
-}
-
-// The commit of a big index is the commit git commit makes: the same
-// tree, parent, identity and message, both reflogs saying the same, and
-// an index that leaves the worktree as clean.
-func TestBigIndexCommitIsWhatGitCommitMakes(t *testing.T) {
-	ctx := context.Background()
-	g := newTestGit(t, func(o *Options) { o.RepoIdentity = true })
-	repo := newRepo(t, g, map[string]string{"a.txt": "a\n", "d/b.txt": "b\n", "gone.txt": "g\n"})
-	mustGit(t, g, repo, "config", "user.name", "Repo Person")
-	mustGit(t, g, repo, "config", "user.email", "person@example.invalid")
-	type seen struct{ object, headLog, branchLog, status string }
-	var got []seen
-	defer func(old int) { bigIndex = old }(bigIndex)
-	for _, big := range []int{1 << 30, 0} {
-		bigIndex = big
-		wt, branch, _ := newRun(t, g, repo)
-		writeFile(t, wt, "a.txt", "changed\n")
-		writeFile(t, wt, "d/new.txt", "new\n")
-		if err := os.Remove(filepath.Join(wt, "gone.txt")); err != nil {
-			t.Fatal(err)
-		}
-		res, err := g.Checkpoint(ctx, wt, spec(branch, "n1"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var kept []string
-		for l := range strings.Lines(mustGit(t, g, wt, "cat-file", "-p", res.SHA)) {
-			if f := strings.Fields(l); len(f) > 2 && (f[0] == "author" || f[0] == "committer") {
-				l = strings.Join(f[:len(f)-2], " ") + "\n" // without the time
-			}
-			kept = append(kept, l)
-		}
-		got = append(got, seen{
-			object:    strings.Join(kept, ""),
-			headLog:   mustGit(t, g, wt, "reflog", "-1", "--format=%gs", "HEAD"),
-			branchLog: mustGit(t, g, wt, "reflog", "-1", "--format=%gs", "refs/heads/"+branch),
-			status:    mustGit(t, g, wt, "status", "--porcelain", "--untracked-files=all"),
-		})
-		mustGit(t, g, repo, "worktree", "remove", "--force", wt) // the next run takes the branch again
-	}
-	if diff := cmp.Diff(got[0], got[1], cmp.AllowUnexported(seen{})); diff != "" {
-		t.Errorf("git commit (-) and the big index's commit (+):\n%s", diff)
-	}
-	if !strings.Contains(got[1].object, "author Repo Person <person@example.invalid>") {
-		t.Errorf("commit object:\n%s\nwant the repository's identity", got[1].object)
 	}
 }

@@ -3,11 +3,7 @@ package gitops
 import (
 	"bytes"
 	"context"
-	"encoding/binary"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -89,28 +85,12 @@ func (g *Git) stage(ctx context.Context, worktree string, p stagePlan) error {
 	return nil
 }
 
-// bigIndex is the index size, in entries, from which a checkpoint records
-// the index with write-tree, commit-tree and update-ref. git commit first
-// refreshes the index, a stat of every tracked file (about 25 ms for
-// 20,000 here) that a checkpoint does not need: the bot has just staged
-// what it commits. From about this size that costs more than the two
-// extra processes. A variable for the tests.
-var bigIndex = 5000
-
-// commit records the index with msg on branch; --allow-empty because every
-// executed node gets a checkpoint, and --no-verify on top of the disabled
-// hooks. A big index is committed without the refresh (commitIndex).
-func (g *Git) commit(ctx context.Context, worktree, branch, msg string) error {
+// commit records the index with msg; --allow-empty because every executed
+// node gets a checkpoint, and --no-verify on top of the disabled hooks.
+func (g *Git) commit(ctx context.Context, worktree, msg string) error {
 	env, err := g.authorEnv(ctx, worktree)
 	if err != nil {
 		return err
-	}
-	if indexEntries(worktree) >= bigIndex {
-		if ref, parent, err := headFromFiles(worktree); err == nil && ref == "refs/heads/"+branch {
-			return g.commitIndex(ctx, worktree, parent, msg, env)
-		}
-		// Anything unusual (a packed ref, a moved HEAD): git commit, and
-		// the checks after it, say what is wrong.
 	}
 	_, err = g.run(ctx, call{dir: worktree, pinned: true, env: env, stdin: bytes.NewBufferString(msg),
 		args: []string{"commit", "--quiet", "--allow-empty", "--no-verify", "--cleanup=verbatim", "--file=-"}})
@@ -118,47 +98,6 @@ func (g *Git) commit(ctx context.Context, worktree, branch, msg string) error {
 		return fmt.Errorf("gitops: commit in %s: %w", worktree, err)
 	}
 	return nil
-}
-
-// commitIndex makes the commit git commit would make of the index, with
-// parent the commit HEAD's branch ref names now, and moves the branch
-// through HEAD (both reflogs get what git commit writes) only if it still
-// names parent.
-func (g *Git) commitIndex(ctx context.Context, worktree, parent, msg string, env []string) error {
-	tree, err := g.runStr(ctx, call{dir: worktree, pinned: true, args: []string{"write-tree"}})
-	if err != nil {
-		return fmt.Errorf("gitops: commit in %s: write the tree: %w", worktree, err)
-	}
-	sha, err := g.runStr(ctx, call{dir: worktree, pinned: true, env: env, stdin: bytes.NewBufferString(msg),
-		args: []string{"commit-tree", tree, "-p", parent, "-F", "-"}})
-	if err != nil {
-		return fmt.Errorf("gitops: commit in %s: %w", worktree, err)
-	}
-	subject, _, _ := strings.Cut(msg, "\n")
-	if _, err := g.run(ctx, call{dir: worktree, pinned: true, env: env,
-		args: []string{"update-ref", "-m", "commit: " + subject, "HEAD", sha, parent}}); err != nil {
-		return fmt.Errorf("gitops: commit in %s: move HEAD: %w", worktree, err)
-	}
-	return nil
-}
-
-// indexEntries is the number of entries the worktree's index header
-// declares, 0 when it cannot be read.
-func indexEntries(worktree string) int {
-	gitdir, err := gitDirOf(worktree)
-	if err != nil {
-		return 0
-	}
-	f, err := os.Open(filepath.Join(gitdir, "index"))
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	var h [12]byte
-	if _, err := io.ReadFull(f, h[:]); err != nil || string(h[:4]) != "DIRC" {
-		return 0
-	}
-	return int(binary.BigEndian.Uint32(h[8:]))
 }
 
 func nulList(paths []string) *bytes.Buffer {
