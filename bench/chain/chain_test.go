@@ -50,7 +50,8 @@ func BenchmarkChain(b *testing.B) {
 	}
 	b.Cleanup(sb.Close)
 	var off, on, floor, ratioOff, ratioOn []float64
-	defer b.ReportMetric(fixture.WaitForDisk(b), "create-us")
+	// Where the two sides write: the bot's objects and runs, the floor's.
+	defer b.ReportMetric(fixture.WaitForDisk(b, filepath.Join(repo, ".git"), filepath.Join(floorRepo, ".git"), b.TempDir()), "create-us")
 	for round := 0; b.Loop(); round++ {
 		// The arms take turns at going first: on this disk a file costs
 		// more to create for a while after many were deleted, and the
