@@ -32,10 +32,7 @@ func (r *run) prewarm(ln *lane, id string) {
 // engine's own handler runs n and starts with one (toolHandler,
 // verifyHandler); "" otherwise.
 func (r *run) firstCommand(n *Node) string {
-	if _, custom := r.cfg.Handlers[n.Type]; custom && n.Type != "" {
-		return ""
-	}
-	if _, custom := r.cfg.Handlers[string(n.Kind)]; custom && n.Kind != "" {
+	if _, custom := r.customHandler(n); custom {
 		return ""
 	}
 	switch n.Kind {

@@ -10,10 +10,7 @@ import (
 // handlerFor resolves n's handler: a registered handler for its explicit
 // type, then for its kind, then the engine's own.
 func (r *run) handlerFor(n *Node) Handler {
-	if h, ok := r.cfg.Handlers[n.Type]; ok && n.Type != "" {
-		return h
-	}
-	if h, ok := r.cfg.Handlers[string(n.Kind)]; ok && n.Kind != "" {
+	if h, ok := r.customHandler(n); ok {
 		return h
 	}
 	if n.Kind == KindParallel {
@@ -32,4 +29,16 @@ func (r *run) handlerFor(n *Node) Handler {
 		})
 	}
 	return unknownTypeHandler(typ, slices.Sorted(maps.Keys(r.cfg.Handlers)))
+}
+
+// customHandler is the handler RunConfig.Handlers registers for n's type,
+// else for its kind.
+func (r *run) customHandler(n *Node) (Handler, bool) {
+	if h, ok := r.cfg.Handlers[n.Type]; ok && n.Type != "" {
+		return h, true
+	}
+	if h, ok := r.cfg.Handlers[string(n.Kind)]; ok && n.Kind != "" {
+		return h, true
+	}
+	return nil, false
 }

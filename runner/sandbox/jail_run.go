@@ -19,12 +19,10 @@ func (j *Jail) start(c Cmd, argv []string, waitDelay time.Duration) (*proc, erro
 		return nil, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
 	}
 	if spareOpts, ok := s.spareOptions(c, argv, opts); ok {
-		if sp := s.prewarm.take(spareOpts); sp != nil && !sp.exited() {
+		if sp := s.prewarm.take(spareOpts); sp != nil {
 			p := sp.attach(c, time.Now())
 			p.prewarmed = true
 			return p, nil
-		} else if sp != nil {
-			sp.discard() // killed, or its mounts failed, while it waited: start afresh
 		}
 		if sp := s.spares.take(); sp != nil {
 			if p, err := sp.launch(c, spareOpts); err == nil {

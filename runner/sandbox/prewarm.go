@@ -55,34 +55,43 @@ func Prewarm(c Cmd) {
 	if j == nil || len(c.Argv) == 0 || c.Stdin != nil {
 		return
 	}
+	made := missingDirs(append([]string{j.Workspace}, j.Writable...))
+	pw := j.prewarm(c)
+	if pw == nil {
+		removeEmpty(made)
+		return
+	}
+	pw.made = made
+	j.Sandbox.prewarm.add(pw)
+}
+
+// prewarm plans c's jail, as start does, and sends a ready spare its
+// options; nil when c cannot be prewarmed.
+func (j *Jail) prewarm(c Cmd) *prewarmed {
 	s := j.Sandbox
 	path, err := lookPath(c.Env, c.Dir, c.Argv[0])
 	if err != nil {
-		return
+		return nil
 	}
 	argv := slices.Clone(c.Argv)
 	argv[0] = path
-	made := missingDirs(append([]string{j.Workspace}, j.Writable...))
 	opts, err := j.options(c.Env, c.Dir, path)
 	if err != nil {
-		removeEmpty(made)
-		return
+		return nil
 	}
 	spareOpts, ok := s.spareArgs(c, argv, opts)
-	var sp *spare
-	if ok {
-		sp = s.spares.take()
+	if !ok {
+		return nil
 	}
+	sp := s.spares.take()
 	if sp == nil {
-		removeEmpty(made)
-		return
+		return nil
 	}
 	if err := sp.send(spareOpts); err != nil {
 		sp.discard()
-		removeEmpty(made)
-		return
+		return nil
 	}
-	s.prewarm.add(&prewarmed{opts: spareOpts, sp: sp, made: made})
+	return &prewarmed{opts: spareOpts, sp: sp}
 }
 
 // add holds pw until a Run adopts it or it expires.
@@ -107,18 +116,25 @@ func (p *prewarmPool) add(pw *prewarmed) {
 	}
 }
 
-// take returns the spare prewarmed with exactly opts, or nil.
+// take returns the spare prewarmed with exactly opts, or nil. One that
+// died while it waited (killed, or its mounts failed) is discarded, and
+// the Run starts afresh; the directories made for it are the Run's now.
 func (p *prewarmPool) take(opts []string) *spare {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	for i, pw := range p.list {
-		if slices.Equal(pw.opts, opts) {
-			p.list = slices.Delete(p.list, i, i+1)
-			pw.timer.Stop()
-			return pw.sp
-		}
+	i := slices.IndexFunc(p.list, func(pw *prewarmed) bool { return slices.Equal(pw.opts, opts) })
+	if i < 0 {
+		p.mu.Unlock()
+		return nil
 	}
-	return nil
+	pw := p.list[i]
+	p.list = slices.Delete(p.list, i, i+1)
+	p.mu.Unlock()
+	pw.timer.Stop()
+	if pw.sp.exited() {
+		pw.sp.discard()
+		return nil
+	}
+	return pw.sp
 }
 
 // expire discards pw if no Run took it.
