@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -177,39 +178,114 @@ func git(b *testing.B, dir string, args ...string) {
 	}
 }
 
+// lengthNodes is BenchmarkChainLength's chain: windows of 19 nodes
+// centred on node 10 (nodes 1-19) and on node 200 (191-209).
+const lengthNodes = 209
+
 // BenchmarkChainLength checks that a node costs the same late in a run as
-// early: a 200-node chain, the median interval between checkpoints around
-// node 10 (nodes 6-15) against around node 200 (nodes 191-200), per run.
+// early: a 209-node chain, the median interval between checkpoints in the
+// window around node 10 against the window around node 200, per run. The
+// git floor makes as many commits in a repository of its own, the two
+// taking turns at going first, and is measured the same way: the disk
+// under both can make late commits dearer (bench/README.md), and the
+// floor shows how much of a change is git's.
 //
-//	go test -run '^$' -bench ChainLength -benchtime 5x ./bench/chain
+// A window holds 19 intervals, and one of them can be several times the
+// others, so each run's ratio is noisy. A line fitted to log(interval)
+// against the node's position, through each node's median over the runs,
+// uses every node; its growth from node 10 to node 200 is reported beside
+// the windows'.
+//
+//	go test -run '^$' -bench ChainLength -benchtime 15x ./bench/chain
 func BenchmarkChainLength(b *testing.B) {
-	repo := newRepoWith(b, chainOf(200))
-	var early, late, ratio []float64
-	defer b.ReportMetric(fixture.WaitForDisk(b), "create-us")
-	for b.Loop() {
-		runDir := filepath.Join(b.TempDir(), "run")
-		_, res, err := runner.RunLocal(context.Background(), runner.LocalOptions{
-			RepoDir: repo, RunDir: runDir, DataDir: b.TempDir(), Env: runner.EnvInputs{Host: sandbox.HostEnv()},
-		})
-		if err != nil || res.Status != attractor.StatusSuccess {
-			b.Fatalf("run: %v %+v", err, res)
+	repo := newRepoWith(b, chainOf(lengthNodes))
+	floorRepo := newRepoWith(b, chainOf(lengthNodes))
+	var bot, floor [][]float64
+	defer b.ReportMetric(fixture.WaitForDisk(b, filepath.Join(repo, ".git"), filepath.Join(floorRepo, ".git"), b.TempDir()), "create-us")
+	for round := 0; b.Loop(); round++ {
+		runBot := func() {
+			runDir := filepath.Join(b.TempDir(), "run")
+			_, res, err := runner.RunLocal(context.Background(), runner.LocalOptions{
+				RepoDir: repo, RunDir: runDir, DataDir: b.TempDir(), Env: runner.EnvInputs{Host: sandbox.HostEnv()},
+			})
+			if err != nil || res.Status != attractor.StatusSuccess {
+				b.Fatalf("run: %v %+v", err, res)
+			}
+			// The first checkpoint is start's, then one per node.
+			bot = append(bot, nodeIntervals(b, checkpointTimes(b, filepath.Join(runDir, "progress.ndjson")), lengthNodes))
 		}
-		ts := checkpointTimes(b, filepath.Join(runDir, "progress.ndjson"))
-		// ts[0] is start's checkpoint, ts[i] node i's.
-		e, l := intervals(ts[5:16]), intervals(ts[191:201])
-		early, late, ratio = append(early, e), append(late, l), append(ratio, l/e)
+		runFloor := func() {
+			floor = append(floor, nodeIntervals(b, floorCommits(b, floorRepo, lengthNodes+1), lengthNodes))
+		}
+		if round%2 == 0 {
+			runBot()
+			runFloor()
+		} else {
+			runFloor()
+			runBot()
+		}
 	}
+	early, late, ratio := windows(bot)
 	b.ReportMetric(median(early), "node10-ms")
 	b.ReportMetric(median(late), "node200-ms")
 	b.ReportMetric(median(ratio), "late/early-median")
 	b.ReportMetric(slices.Min(ratio), "late/early-min")
 	b.ReportMetric(slices.Max(ratio), "late/early-max")
+	b.ReportMetric(fitGrowth(bot), "fit-growth-10-to-200")
+	_, _, floorRatio := windows(floor)
+	b.ReportMetric(median(floorRatio), "floor-late/early-median")
+	b.ReportMetric(fitGrowth(floor), "floor-fit-growth-10-to-200")
 }
 
-func intervals(ts []time.Time) float64 {
-	var d []float64
-	for i := 1; i < len(ts); i++ {
-		d = append(d, float64(ts[i].Sub(ts[i-1]))/float64(time.Millisecond))
+// nodeIntervals are the milliseconds node i (1-based) took, from the
+// timestamp before it to its own: element i-1.
+func nodeIntervals(b *testing.B, ts []time.Time, nodes int) []float64 {
+	if len(ts) < nodes+1 {
+		b.Fatalf("%d timestamps, want %d", len(ts), nodes+1)
 	}
-	return median(d)
+	iv := make([]float64, nodes)
+	for i := range iv {
+		iv[i] = float64(ts[i+1].Sub(ts[i])) / float64(time.Millisecond)
+	}
+	return iv
+}
+
+// floorCommits makes n commits the floor's way and returns when each
+// ended.
+func floorCommits(b *testing.B, repo string, n int) []time.Time {
+	times := make([]time.Time, 0, n)
+	for range n {
+		git(b, repo, "add", "-A")
+		git(b, repo, "commit", "-q", "--allow-empty", "-m", "x")
+		times = append(times, time.Now())
+	}
+	return times
+}
+
+// windows are each run's median around node 10 and around node 200 and
+// their ratio.
+func windows(runs [][]float64) (early, late, ratio []float64) {
+	for _, iv := range runs {
+		e, l := median(iv[0:19]), median(iv[190:209])
+		early, late, ratio = append(early, e), append(late, l), append(ratio, l/e)
+	}
+	return early, late, ratio
+}
+
+// fitGrowth fits log(ms) = a + k*node by least squares to each node's
+// median over the runs (a median, so that the spikes of single runs do not
+// tilt the line) and returns exp(k*190), the cost at node 200 over the
+// cost at node 10 that the fit gives.
+func fitGrowth(runs [][]float64) float64 {
+	var n, sx, sy, sxx, sxy float64
+	for i := range runs[0] {
+		at := make([]float64, len(runs))
+		for r, iv := range runs {
+			at[r] = iv[i]
+		}
+		x, y := float64(i+1), math.Log(median(at))
+		n, sx, sy, sxx, sxy = n+1, sx+x, sy+y, sxx+x*x, sxy+x*y
+	}
+	k := (n*sxy - sx*sy) / (n*sxx - sx*sx)
+	return math.Exp(k * 190)
 }
