@@ -49,12 +49,16 @@ const (
 // ns/op is the two sides together and means little on its own.
 func BenchmarkCheckpoint(b *testing.B) {
 	f := newSides(b)
+	defer b.ReportMetric(fixture.WaitForDisk(b, f.gitDir, filepath.Join(f.plain, ".git")), "create-us")
 	// One untimed round settles both indexes: the worktree's was just
 	// written by checkout and the copy's carries the original's inode
-	// numbers, so each side re-hashes every file once.
+	// numbers, so each side re-hashes every file once. It runs after the
+	// wait for the disk, which can take minutes, so that the timed rounds
+	// start on what it read: a machine that reclaims memory pages idle
+	// for a minute (bench/README.md) would otherwise make the first
+	// rounds read the fixture's inodes from disk, on whichever side went
+	// first.
 	f.round(b)
-
-	defer b.ReportMetric(fixture.WaitForDisk(b, f.gitDir, filepath.Join(f.plain, ".git")), "create-us")
 	var bot, plain []time.Duration
 	for b.Loop() {
 		b.StopTimer()
