@@ -10,6 +10,15 @@ import (
 	"time"
 )
 
+// copyBuffers hold the buffers pipes are copied through, reused: a node
+// runs a few processes with two pipes each, and a new buffer per pipe was
+// most of what a node allocated (the garbage collector ran every seven
+// nodes of a chain of `true`). Writers do not keep the slice they are
+// given (io.Writer), so a buffer is free again when deliver returns.
+var copyBuffers = sync.Pool{New: func() any { return new([copyBufferSize]byte) }}
+
+const copyBufferSize = 32 << 10
+
 // drainAfterKill bounds the wait for the last output of a lingering group
 // once it has been killed.
 const drainAfterKill = 500 * time.Millisecond
@@ -125,7 +134,9 @@ func (o *output) start() {
 // and discards, so the child does not die of SIGPIPE because a log file
 // filled up; Run reports the error.
 func (p *pipe) deliver() {
-	buf := make([]byte, 32<<10)
+	bp := copyBuffers.Get().(*[copyBufferSize]byte)
+	defer copyBuffers.Put(bp)
+	buf := bp[:]
 	var werr error
 	for {
 		n, rerr := p.r.Read(buf)
