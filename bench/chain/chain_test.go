@@ -129,24 +129,14 @@ func checkpointTimes(b *testing.B, path string) []time.Time {
 // floorPerNode commits the way a person would, once per node, and returns
 // the median milliseconds between commits.
 func floorPerNode(b *testing.B, repo string) float64 {
-	var times []time.Time
-	for range nodes + 2 {
-		git(b, repo, "add", "-A")
-		git(b, repo, "commit", "-q", "--allow-empty", "-m", "x")
-		times = append(times, time.Now())
-	}
-	return medianInterval(b, times)
+	return medianInterval(b, floorCommits(b, repo, nodes+2))
 }
 
 func medianInterval(b *testing.B, ts []time.Time) float64 {
 	if len(ts) < nodes {
 		b.Fatalf("%d timestamps, want at least %d", len(ts), nodes)
 	}
-	var d []float64
-	for i := 1; i < len(ts); i++ {
-		d = append(d, float64(ts[i].Sub(ts[i-1]))/float64(time.Millisecond))
-	}
-	return median(d)
+	return median(nodeIntervals(b, ts, len(ts)-1))
 }
 
 func median(v []float64) float64 {
