@@ -135,21 +135,33 @@ func (s *State) Apply(d StateDelta) {
 // equal.
 func diffMap[V any](prev, next map[string]V, skip string, same func(a, b V) bool) *mapDelta[V] {
 	var d mapDelta[V]
+	// kept counts prev's keys that next still has (skip counts as kept),
+	// so that the search for deleted keys runs only when there are some.
+	kept := 0
+	if _, ok := prev[skip]; ok && skip != "" {
+		kept++
+	}
 	for k, v := range next {
 		if k == skip && skip != "" {
 			continue
 		}
-		if pv, ok := prev[k]; ok && same(pv, v) {
-			continue
+		pv, ok := prev[k]
+		if ok {
+			kept++
+			if same(pv, v) {
+				continue
+			}
 		}
 		if d.Set == nil {
 			d.Set = map[string]V{}
 		}
 		d.Set[k] = v
 	}
-	for k := range prev {
-		if _, ok := next[k]; !ok && (k != skip || skip == "") {
-			d.Del = append(d.Del, k)
+	if kept < len(prev) {
+		for k := range prev {
+			if _, ok := next[k]; !ok && (k != skip || skip == "") {
+				d.Del = append(d.Del, k)
+			}
 		}
 	}
 	if d.Set == nil && d.Del == nil {

@@ -115,3 +115,38 @@ func BenchmarkDiffState(b *testing.B) {
 		})
 	}
 }
+
+// TestDiffMapDeletions: a key of prev that next lacks is a deletion, the
+// skipped key never is, whichever side holds it.
+func TestDiffMapDeletions(t *testing.T) {
+	same := func(a, b int) bool { return a == b }
+	for _, tc := range []struct {
+		name       string
+		prev, next map[string]int
+		skip       string
+		set        map[string]int
+		del        []string
+	}{
+		{"none gone", map[string]int{"a": 1}, map[string]int{"a": 1, "b": 2}, "", map[string]int{"b": 2}, nil},
+		{"one gone, one added", map[string]int{"a": 1, "b": 2}, map[string]int{"a": 1, "c": 3}, "", map[string]int{"c": 3}, []string{"b"}},
+		{"all replaced", map[string]int{"a": 1}, map[string]int{"b": 1}, "", map[string]int{"b": 1}, []string{"a"}},
+		{"skip only in prev", map[string]int{"a": 1, "s": 1}, map[string]int{"a": 1}, "s", nil, nil},
+		{"skip in both, one gone", map[string]int{"a": 1, "b": 1, "s": 1}, map[string]int{"a": 1, "s": 2}, "s", nil, []string{"b"}},
+		{"skip only in next, one gone", map[string]int{"a": 1, "b": 1}, map[string]int{"a": 1, "s": 1}, "s", nil, []string{"b"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := diffMap(tc.prev, tc.next, tc.skip, same)
+			var set map[string]int
+			var del []string
+			if d != nil {
+				set, del = d.Set, d.Del
+			}
+			if diff := cmp.Diff(tc.set, set); diff != "" {
+				t.Errorf("set (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.del, del); diff != "" {
+				t.Errorf("deleted (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
