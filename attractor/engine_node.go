@@ -14,7 +14,7 @@ import (
 // announce. The error is a run stop.
 func (r *run) executeNode(ctx context.Context, ln *lane, n *Node) (Outcome, *attemptEnd, error) {
 	visit := r.st.Visits[n.ID] + 1
-	if lim := r.maxVisits(n); lim > 0 && visit > lim {
+	if lim, over := r.pastVisitLimit(n, visit); over {
 		return Outcome{}, nil, stop(n.ID, ClassBudgetExhausted,
 			"node %s reached its visit limit (max_node_visits=%d); the pipeline is looping", n.ID, lim)
 	}
@@ -101,11 +101,15 @@ func (r *run) record(ln *lane, n *Node, o Outcome) {
 	ln.prev, ln.prevOutcome = n.ID, &o
 }
 
-func (r *run) maxVisits(n *Node) int {
+// pastVisitLimit reports whether visit (from 1) of n is past its visit
+// limit (the node's max_node_visits, else the graph's), and
+// the limit (0: none).
+func (r *run) pastVisitLimit(n *Node, visit int) (lim int, over bool) {
+	lim = r.p.MaxNodeVisits
 	if n.MaxVisits > 0 {
-		return n.MaxVisits
+		lim = n.MaxVisits
 	}
-	return r.p.MaxNodeVisits
+	return lim, lim > 0 && visit > lim
 }
 
 // checkpoint hands the state after n to the host, while the stage files

@@ -17,7 +17,7 @@ func (r *run) prewarm(ln *lane, id string) {
 	if command == "" {
 		return
 	}
-	if lim := r.maxVisits(n); lim > 0 && r.st.Visits[n.ID]+1 > lim {
+	if _, over := r.pastVisitLimit(n, r.st.Visits[n.ID]+1); over {
 		return
 	}
 	s := &Stage{
