@@ -14,6 +14,7 @@ import (
 func (r *run) branchRun(b Branch, st *State, alias map[string]string, lis Listener) *run {
 	cfg := r.cfg
 	cfg.Host, cfg.Workspace = b.Host, b.Workspace
+	st.track()
 	return &run{
 		p: r.p, cfg: cfg, st: st, lis: lis, log: r.log,
 		settings: r.settings, started: r.started, stageAlias: alias,
@@ -103,17 +104,17 @@ func reachableBefore(p *Pipeline, head, stop string) []string {
 // and failure-signature counts it added since fork.
 func (s *State) absorb(fork, branch *State) {
 	added := branch.Completed[len(fork.Completed):]
-	s.Completed = append(s.Completed, added...)
+	s.appendCompleted(added...)
 	for _, id := range uniq(added) {
-		s.Outcomes[id] = branch.Outcomes[id]
-		s.Retries[id] = branch.Retries[id]
+		s.setOutcome(id, branch.Outcomes[id])
+		s.setRetries(id, branch.Retries[id])
 	}
 	for id, n := range branch.Visits {
-		s.Visits[id] += n - fork.Visits[id]
+		s.setVisits(id, s.Visits[id]+n-fork.Visits[id])
 	}
 	for k, n := range branch.Signatures {
 		if d := n - fork.Signatures[k]; d > 0 {
-			s.Signatures[k] += d
+			s.addSignature(k, d)
 		}
 	}
 	for _, g := range branch.GoalGates {

@@ -28,6 +28,10 @@ type State struct {
 	GoalGates []GoalGateResult `json:"goal_gates,omitempty"`
 	Restarts  int              `json:"loop_restarts,omitempty"`
 	Finished  bool             `json:"finished,omitempty"`
+
+	// changes, when set, notes the writes since the last delta
+	// (state_changes.go); a clone starts without.
+	changes *stateChanges
 }
 
 // GoalGateResult is a goal-gate node's latest status.
@@ -59,6 +63,7 @@ func (s *State) clone() *State {
 	c.Visits = maps.Clone(s.Visits)
 	c.Signatures = maps.Clone(s.Signatures)
 	c.GoalGates = slices.Clone(s.GoalGates)
+	c.changes = nil
 	return &c
 }
 
@@ -83,6 +88,7 @@ func (s *State) ensureMaps() {
 
 // recordGoalGate keeps the gate list in first-completion order.
 func (s *State) recordGoalGate(node string, st Status) {
+	s.noteGoalGates()
 	for i := range s.GoalGates {
 		if s.GoalGates[i].Node == node {
 			s.GoalGates[i].Status = st

@@ -17,6 +17,9 @@ import (
 // handlers receive it read-only and return updates in their Outcome.
 type Context struct {
 	m map[string]any
+	// changing, if set, is called with a key before it is set or
+	// deleted: the run's State notes what it was (state_changes.go).
+	changing func(key string)
 }
 
 // NewContext returns a context holding a copy of values.
@@ -51,11 +54,25 @@ func (c *Context) Keys() []string {
 func (c *Context) Len() int { return len(c.m) }
 
 // Set stores v under key.
-func (c *Context) Set(key string, v any) { c.m[key] = v }
+func (c *Context) Set(key string, v any) {
+	if c.changing != nil {
+		c.changing(key)
+	}
+	c.m[key] = v
+}
 
 // Apply stores every update.
 func (c *Context) Apply(updates map[string]any) {
-	maps.Copy(c.m, updates)
+	for k, v := range updates {
+		c.Set(k, v)
+	}
+}
+
+func (c *Context) delete(key string) {
+	if c.changing != nil {
+		c.changing(key)
+	}
+	delete(c.m, key)
 }
 
 // Snapshot returns a shallow copy of the values (safe because values are

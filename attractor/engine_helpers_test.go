@@ -19,7 +19,7 @@ import (
 // cancel, WaitDelay, empty stdin) and records checkpoints.
 type execHost struct {
 	mu          sync.Mutex
-	checkpoints []CheckpointRequest
+	checkpoints []recordedCheckpoint
 	execs       []ExecRequest
 	execTime    time.Duration
 	// failCheckpoint makes Checkpoint fail after this node.
@@ -81,13 +81,20 @@ func fileTail(path string, n int) string {
 	return string(b)
 }
 
+// recordedCheckpoint is a checkpoint request with the snapshot of the
+// state it was made at.
+type recordedCheckpoint struct {
+	CheckpointRequest
+	State *State
+}
+
 func (h *execHost) Checkpoint(_ context.Context, req CheckpointRequest) (string, error) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if req.Node.ID == h.failCheckpoint {
 		return "", errors.New("git commit: disk full")
 	}
-	h.checkpoints = append(h.checkpoints, req)
+	h.checkpoints = append(h.checkpoints, recordedCheckpoint{req, req.State()})
 	return fmt.Sprintf("sha%03d", len(h.checkpoints)), nil
 }
 

@@ -62,10 +62,20 @@ type CheckpointRequest struct {
 	RunID  string
 	Node   *Node
 	Status Status
-	// State is a snapshot the host may keep and serialise; it resumes the
-	// run at State.NextNode.
-	State *State
+	// Delta is what the node changed in the run's state since the
+	// checkpoint before (since the state Resume was given, for a resumed
+	// run's first): applied in order to an empty State, the deltas give
+	// the state the run resumes from, at its NextNode. Its size is that of
+	// the node's changes, not of the run so far.
+	Delta StateDelta
+	state *State
 }
+
+// State returns a copy of the run's whole state at this checkpoint, for
+// a host to keep. Call it before Checkpoint returns: the run goes on
+// changing the state after. It costs a copy of the whole state, which
+// grows with the run; Delta does not.
+func (req CheckpointRequest) State() *State { return req.state.clone() }
 
 // StageScrubber is an optional Host capability: after every attempt, once
 // the engine has written its own files to the stage directory

@@ -18,7 +18,7 @@ func (r *run) executeNode(ctx context.Context, ln *lane, n *Node) (Outcome, *att
 		return Outcome{}, nil, stop(n.ID, ClassBudgetExhausted,
 			"node %s reached its visit limit (max_node_visits=%d); the pipeline is looping", n.ID, lim)
 	}
-	r.st.Visits[n.ID] = visit
+	r.st.setVisits(n.ID, visit)
 	ln.rc.Set("current_node", n.ID)
 	ln.rc.Set("previous_node", ln.prev)
 	h := r.handlerFor(n)
@@ -59,7 +59,7 @@ func (r *run) attempts(ctx context.Context, ln *lane, n *Node, h Handler, visit 
 		if err := end.finish(ctx); err != nil {
 			return Outcome{}, nil, stageFilesStop(n, err)
 		}
-		r.st.Retries[n.ID] = attempt
+		r.st.setRetries(n.ID, attempt)
 		ln.rc.Set("internal.retry_count."+n.ID, attempt)
 		if err := r.cfg.Sleep(ctx, backoff.Delay(attempt, r.cfg.Rand())); err != nil {
 			o := finishFailure(failOutcome(ClassCanceled, "canceled while waiting to retry: "+err.Error()))
@@ -71,11 +71,11 @@ func (r *run) attempts(ctx context.Context, ln *lane, n *Node, h Handler, visit 
 // record stores n's final outcome in the run state and its lane context.
 func (r *run) record(ln *lane, n *Node, o Outcome) {
 	st := r.st
-	st.Completed = append(st.Completed, n.ID)
-	st.Outcomes[n.ID] = o
+	st.appendCompleted(n.ID)
+	st.setOutcome(n.ID, o)
 	st.CurrentNode = n.ID
 	if o.Succeeded() {
-		st.Retries[n.ID] = 0
+		st.setRetries(n.ID, 0)
 		ln.rc.Set("internal.retry_count."+n.ID, 0)
 	}
 	if n.GoalGate {
@@ -86,7 +86,7 @@ func (r *run) record(ln *lane, n *Node, o Outcome) {
 	// produced it, so a condition after the diamond sees that step.
 	conditional := n.Kind == KindConditional
 	if o.Status == StatusFail && o.FailureClass != ClassCanceled && !conditional {
-		st.Signatures[signatureKey(n.ID, o)]++
+		st.addSignature(signatureKey(n.ID, o), 1)
 	}
 	rc := ln.rc
 	rc.Apply(o.ContextUpdates)
@@ -97,7 +97,10 @@ func (r *run) record(ln *lane, n *Node, o Outcome) {
 	if !conditional {
 		rc.Set("last_stage", n.ID)
 	}
-	rc.Set("completed_nodes", slices.Clone(st.Completed))
+	// The list only grows by appends, so a view capped at its length is
+	// a value no later append changes, and a copy would cost a node
+	// more the longer the run.
+	rc.Set(completedNodesKey, slices.Clip(st.Completed))
 	ln.prev, ln.prevOutcome = n.ID, &o
 }
 
@@ -117,7 +120,7 @@ func (r *run) pastVisitLimit(n *Node, visit int) (lim int, over bool) {
 // attempt (end) and the checkpoint, in that order. A failure stops the
 // run.
 func (r *run) checkpoint(ctx context.Context, n *Node, o Outcome, end *attemptEnd) error {
-	sha, err := r.cfg.Host.Checkpoint(ctx, CheckpointRequest{RunID: r.cfg.RunID, Node: n, Status: o.Status, State: r.st.clone()})
+	sha, err := r.cfg.Host.Checkpoint(ctx, CheckpointRequest{RunID: r.cfg.RunID, Node: n, Status: o.Status, Delta: r.st.delta(), state: r.st})
 	ferr := end.finish(ctx)
 	if refused, ok := errors.AsType[*CheckpointRefusedError](err); ok {
 		return stop(n.ID, ClassDeterministic, "node %s: nothing was committed: %s", n.ID, refused.Reason)

@@ -75,7 +75,8 @@ func newRun(p *Pipeline, cfg RunConfig, st *State) (*run, error) {
 	if r.log == nil {
 		r.log = slog.Default()
 	}
-	r.main = &lane{rc: &Context{m: st.Context}, prev: st.CurrentNode}
+	st.track()
+	r.main = &lane{rc: &Context{m: st.Context, changing: st.noteContext}, prev: st.CurrentNode}
 	if o, ok := st.Outcomes[st.CurrentNode]; ok {
 		r.main.prevOutcome = &o
 	}

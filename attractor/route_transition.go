@@ -91,11 +91,10 @@ const restartCountKey = "internal.loop_restart_count"
 func (r *run) restartLoop() {
 	st := r.st
 	st.Restarts++
-	st.Retries, st.Visits = map[string]int{}, map[string]int{}
-	st.GoalGates = nil
+	st.resetLoopState()
 	for _, k := range r.main.rc.Keys() {
 		if !strings.HasPrefix(k, "graph.") && !r.settings.persists(k) {
-			delete(st.Context, k)
+			r.main.rc.delete(k)
 		}
 	}
 	r.main.rc.Set(restartCountKey, st.Restarts)

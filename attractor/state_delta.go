@@ -91,7 +91,7 @@ func diffContext(prev, next *State) (d *mapDelta[any], mirror bool) {
 func mirrorsCompleted(v any, completed []string) bool {
 	switch x := v.(type) {
 	case []string:
-		return slices.Equal(x, completed)
+		return sameSlice(x, completed) || slices.Equal(x, completed)
 	case []any:
 		if len(x) != len(completed) {
 			return false

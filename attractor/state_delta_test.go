@@ -11,7 +11,9 @@ import (
 
 // TestStateDeltaReplay: the deltas of a real run's checkpoints, each
 // through JSON as a host persists them, replay to the State of every
-// checkpoint, as a full State through JSON would read back. The pipelines
+// checkpoint, as a full State through JSON would read back; both the
+// deltas the engine hands its host and DiffState's of the snapshots. The
+// pipelines
 // cover retries, loop restarts (maps losing keys, completed_nodes leaving
 // the context), goal gates and parallel branches.
 func TestStateDeltaReplay(t *testing.T) {
@@ -38,12 +40,16 @@ func TestStateDeltaReplay(t *testing.T) {
 				t.Fatalf("only %d checkpoints", len(h.host.checkpoints))
 			}
 			var prev *State
-			replayed := &State{}
+			replayed, diffed := &State{}, &State{}
 			for i, c := range h.host.checkpoints {
-				d := roundTrip[StateDelta](t, DiffState(prev, c.State))
-				replayed.Apply(d)
-				if diff := cmp.Diff(roundTrip[any](t, replayed), roundTrip[any](t, c.State)); diff != "" {
-					t.Fatalf("state replayed to checkpoint %d (%s) (-got +want):\n%s", i+1, c.Node.ID, diff)
+				replayed.Apply(roundTrip[StateDelta](t, c.Delta))
+				diffed.Apply(roundTrip[StateDelta](t, DiffState(prev, c.State)))
+				want := roundTrip[any](t, c.State)
+				if diff := cmp.Diff(roundTrip[any](t, replayed), want); diff != "" {
+					t.Fatalf("engine's deltas replayed to checkpoint %d (%s) (-got +want):\n%s", i+1, c.Node.ID, diff)
+				}
+				if diff := cmp.Diff(roundTrip[any](t, diffed), want); diff != "" {
+					t.Fatalf("DiffState's deltas replayed to checkpoint %d (%s) (-got +want):\n%s", i+1, c.Node.ID, diff)
 				}
 				prev = c.State
 			}
@@ -62,7 +68,7 @@ func TestStateDeltaSize(t *testing.T) {
 	h.run(mustLoad(t, chain("", nodes...)))
 	size := func(i int) (delta, full int) {
 		c := h.host.checkpoints
-		d, _ := json.Marshal(DiffState(c[i-1].State, c[i].State))
+		d, _ := json.Marshal(c[i].Delta)
 		f, _ := json.Marshal(c[i].State)
 		return len(d), len(f)
 	}
@@ -87,33 +93,6 @@ func roundTrip[T any](t *testing.T, v any) T {
 		t.Fatalf("decode %s: %v", strings.TrimSpace(string(b)), err)
 	}
 	return out
-}
-
-// BenchmarkDiffState times one checkpoint's clone and diff of the run
-// state after 10 and after 200 nodes: a node late in a long run must cost
-// what an early one does.
-//
-//	go test -run '^$' -bench DiffState ./attractor/
-func BenchmarkDiffState(b *testing.B) {
-	for _, n := range []int{10, 200} {
-		b.Run(fmt.Sprintf("nodes=%d", n), func(b *testing.B) {
-			prev := &State{Outcomes: map[string]Outcome{}, Context: map[string]any{},
-				Retries: map[string]int{}, Visits: map[string]int{}, Signatures: map[string]int{}}
-			for i := range n {
-				id := fmt.Sprintf("n%d", i)
-				prev.Completed = append(prev.Completed, id)
-				prev.Outcomes[id] = Outcome{Status: StatusSuccess, Meta: map[string]any{"exit_code": 0}}
-				prev.Visits[id], prev.Retries[id] = 1, 0
-				prev.Context["internal.retry_count."+id] = 0
-			}
-			for b.Loop() {
-				next := prev.clone()
-				next.Completed = append(next.Completed, "last")
-				next.Outcomes["last"] = Outcome{Status: StatusSuccess}
-				_ = DiffState(prev, next)
-			}
-		})
-	}
 }
 
 // TestDiffMapDeletions: a key of prev that next lacks is a deletion, the

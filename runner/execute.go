@@ -71,13 +71,13 @@ func (p *Prepared) openJournal() (*journal, error) {
 			return nil, err
 		}
 	}
-	return openJournal(p.Dir, p.cp.Seq, p.resumeFrom)
+	return openJournal(p.Dir, p.cp.Seq)
 }
 
 // saveCheckpoint appends the checkpoint to the journal after every
 // checkpoint commit, then hands the record to the store, if any.
-func (p *Prepared) saveCheckpoint(ctx context.Context, sha string, st *attractor.State) error {
-	rec, err := p.journal.append(sha, st)
+func (p *Prepared) saveCheckpoint(ctx context.Context, sha string, delta attractor.StateDelta) error {
+	rec, err := p.journal.append(sha, delta)
 	if err != nil {
 		return err
 	}

@@ -57,14 +57,12 @@ var ErrNoCheckpoint = errors.New("no checkpoint yet")
 
 // journal appends a run's checkpoints; one goroutine (the engine's) uses it.
 type journal struct {
-	f    *os.File
-	seq  int              // the last record's number
-	last *attractor.State // the state the last record leads to
+	f   *os.File
+	seq int // the last record's number
 }
 
-// openJournal opens the run's journal for appending after record seq,
-// whose state is last (nil for a new run).
-func openJournal(d RunDir, seq int, last *attractor.State) (*journal, error) {
+// openJournal opens the run's journal for appending after record seq.
+func openJournal(d RunDir, seq int) (*journal, error) {
 	root, err := os.OpenRoot(string(d))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", journalName, err)
@@ -74,13 +72,14 @@ func openJournal(d RunDir, seq int, last *attractor.State) (*journal, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", journalName, err)
 	}
-	return &journal{f: f, seq: seq, last: last}, nil
+	return &journal{f: f, seq: seq}, nil
 }
 
-// append records the checkpoint at sha with state st: one write of one
-// line, so a kill tears at most that line.
-func (j *journal) append(sha string, st *attractor.State) (CheckpointRecord, error) {
-	rec := CheckpointRecord{Seq: j.seq + 1, SHA: sha, At: time.Now().UTC(), Delta: attractor.DiffState(j.last, st)}
+// append records the checkpoint at sha, whose state is the last record's
+// changed by delta: one write of one line, so a kill tears at most that
+// line.
+func (j *journal) append(sha string, delta attractor.StateDelta) (CheckpointRecord, error) {
+	rec := CheckpointRecord{Seq: j.seq + 1, SHA: sha, At: time.Now().UTC(), Delta: delta}
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return rec, fmt.Errorf("encode checkpoint %d: %w", rec.Seq, err)
@@ -88,7 +87,7 @@ func (j *journal) append(sha string, st *attractor.State) (CheckpointRecord, err
 	if _, err := j.f.Write(append(b, '\n')); err != nil {
 		return rec, fmt.Errorf("append checkpoint %d to %s: %w", rec.Seq, journalName, err)
 	}
-	j.seq, j.last = rec.Seq, st
+	j.seq = rec.Seq
 	return rec, nil
 }
 
