@@ -121,6 +121,9 @@ func (r *run) pastVisitLimit(n *Node, visit int) (lim int, over bool) {
 // run.
 func (r *run) checkpoint(ctx context.Context, n *Node, o Outcome, end *attemptEnd) error {
 	sha, err := r.cfg.Host.Checkpoint(ctx, CheckpointRequest{RunID: r.cfg.RunID, Node: n, Status: o.Status, Delta: r.st.delta(), state: r.st})
+	if err == nil {
+		r.st.track()
+	}
 	ferr := end.finish(ctx)
 	if refused, ok := errors.AsType[*CheckpointRefusedError](err); ok {
 		return stop(n.ID, ClassDeterministic, "node %s: nothing was committed: %s", n.ID, refused.Reason)

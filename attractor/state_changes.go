@@ -19,29 +19,29 @@ import (
 // State goes through the methods below, and the engine's tests check each
 // checkpoint's delta against DiffState of snapshots (checkStateDeltas).
 
-// stateChanges holds what a State was, key by key, at its last delta.
+// stateChanges holds what a State was, key by key, when track was called.
 type stateChanges struct {
-	completed                   int // len(Completed) at the last delta
+	completed                   int // len(Completed) at track
 	outcomes                    map[string]prior[Outcome]
 	context                     map[string]prior[any]
 	retries, visits, signatures map[string]prior[int]
-	gates                       *[]GoalGateResult // GoalGates at the last delta, once changed since
-	// was is a snapshot at the last delta, kept when checkStateDeltas.
+	gates                       *[]GoalGateResult // GoalGates at track, once changed since
+	// was is a snapshot at track, kept when checkStateDeltas.
 	was *State
 }
 
 // checkStateDeltas makes every delta check itself against DiffState of a
-// snapshot taken at the delta before, and panic when they differ. The
-// package's tests set it; it costs a clone per checkpoint.
+// snapshot taken at track, and panic when they differ. The package's
+// tests set it; it costs a clone per checkpoint.
 var checkStateDeltas bool
 
-// prior is a map entry as it was at the last delta; ok false: absent.
+// prior is a map entry as it was at track; ok false: absent.
 type prior[V any] struct {
 	v  V
 	ok bool
 }
 
-// track starts (or restarts) noting changes: the next delta holds what
+// track starts (or starts anew) noting changes: delta then holds what
 // changes from here on.
 func (s *State) track() {
 	ch := &stateChanges{completed: len(s.Completed)}
@@ -51,8 +51,7 @@ func (s *State) track() {
 	s.changes = ch
 }
 
-// notePrior keeps m[k]'s value the first time k is written since the last
-// delta.
+// notePrior keeps m[k]'s value the first time k is written since track.
 func notePrior[V any](priors *map[string]prior[V], m map[string]V, k string) {
 	if _, seen := (*priors)[k]; seen {
 		return
@@ -126,9 +125,10 @@ func (s *State) resetLoopState() {
 	s.GoalGates = nil
 }
 
-// delta returns what changed since the last delta (since track, for the
-// first) and starts anew: what DiffState gives for a snapshot taken then
-// and the State now, found from the keys written in between.
+// delta returns what changed since track: what DiffState gives for a
+// snapshot taken then and the State now, found from the keys written in
+// between. The caller calls track again once the delta is kept (a
+// checkpoint the host failed leaves its changes for the next delta).
 func (s *State) delta() StateDelta {
 	ch := s.changes
 	d := StateDelta{
@@ -151,7 +151,6 @@ func (s *State) delta() StateDelta {
 	if ch.was != nil {
 		mustEqualDelta(d, DiffState(ch.was, s))
 	}
-	s.track()
 	return d
 }
 
@@ -164,7 +163,7 @@ func mustEqualDelta(got, want StateDelta) {
 	}
 }
 
-// changedKeys is diffMap over the keys written since the last delta:
+// changedKeys is diffMap over the keys written since track:
 // those m holds with another value than before (or newly), and those it
 // no longer holds, except skip; nil when there are none.
 func changedKeys[V any](priors map[string]prior[V], m map[string]V, skip string, same func(a, b V) bool) *mapDelta[V] {

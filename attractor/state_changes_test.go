@@ -59,6 +59,7 @@ func TestNotedDeltaIsDiffState(t *testing.T) {
 			case 10:
 				st.NextNode, st.CurrentNode = key("n"), key("n")
 				got, want := st.delta(), DiffState(was, st)
+				st.track()
 				st.changes.was = nil
 				g, _ := json.Marshal(got)
 				w, _ := json.Marshal(want)
@@ -121,6 +122,7 @@ func BenchmarkStateDelta(b *testing.B) {
 			for b.Loop() {
 				node("last")
 				_ = st.delta()
+				st.track()
 				st.Completed, st.changes.completed = st.Completed[:n], n
 			}
 		})
