@@ -29,7 +29,7 @@ type State struct {
 	Restarts  int              `json:"loop_restarts,omitempty"`
 	Finished  bool             `json:"finished,omitempty"`
 
-	// changes, when set, notes the writes since the last delta
+	// changes, when set, notes the writes since the last track
 	// (state_changes.go); a clone starts without.
 	changes *stateChanges
 }
