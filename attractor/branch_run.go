@@ -104,7 +104,7 @@ func reachableBefore(p *Pipeline, head, stop string) []string {
 // and failure-signature counts it added since fork.
 func (s *State) absorb(fork, branch *State) {
 	added := branch.Completed[len(fork.Completed):]
-	s.appendCompleted(added...)
+	s.Completed = append(s.Completed, added...)
 	for _, id := range uniq(added) {
 		s.setOutcome(id, branch.Outcomes[id])
 		s.setRetries(id, branch.Retries[id])

@@ -71,7 +71,7 @@ func (r *run) attempts(ctx context.Context, ln *lane, n *Node, h Handler, visit 
 // record stores n's final outcome in the run state and its lane context.
 func (r *run) record(ln *lane, n *Node, o Outcome) {
 	st := r.st
-	st.appendCompleted(n.ID)
+	st.Completed = append(st.Completed, n.ID)
 	st.setOutcome(n.ID, o)
 	st.CurrentNode = n.ID
 	if o.Succeeded() {

@@ -16,8 +16,10 @@ import (
 // 2.4-2.5 µs at both (BenchmarkStateDelta).
 //
 // DiffState stays the definition of a delta. Every write to a tracked
-// State goes through the methods below, and the engine's tests check each
-// checkpoint's delta against DiffState of snapshots (checkStateDeltas).
+// State's maps and goal gates goes through the methods below (Completed
+// only grows by appends, which track's length covers), and the engine's
+// tests check each checkpoint's delta against DiffState of snapshots
+// (checkStateDeltas).
 
 // stateChanges holds what a State was, key by key, when track was called.
 type stateChanges struct {
@@ -90,8 +92,6 @@ func (s *State) addSignature(key string, n int) {
 	}
 	s.Signatures[key] += n
 }
-
-func (s *State) appendCompleted(ids ...string) { s.Completed = append(s.Completed, ids...) }
 
 // noteContext is the hook of the run's Context, called before key is set
 // or deleted.
@@ -177,15 +177,8 @@ func changedKeys[V any](priors map[string]prior[V], m map[string]V, skip string,
 		case !ok && p.ok:
 			d.Del = append(d.Del, k)
 		case ok && (!p.ok || !same(p.v, v)):
-			if d.Set == nil {
-				d.Set = map[string]V{}
-			}
-			d.Set[k] = v
+			d.set(k, v)
 		}
 	}
-	if d.Set == nil && d.Del == nil {
-		return nil
-	}
-	slices.Sort(d.Del)
-	return &d
+	return d.orNil()
 }

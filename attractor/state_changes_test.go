@@ -44,7 +44,7 @@ func TestNotedDeltaIsDiffState(t *testing.T) {
 			case 6:
 				rc.Apply(map[string]any{key("k"): "a", key("k"): map[string]any{"deep": rng.IntN(2)}})
 			case 7:
-				st.appendCompleted(key("n"))
+				st.Completed = append(st.Completed, key("n"))
 				switch rng.IntN(3) {
 				case 0: // as the engine mirrors it
 					rc.Set(completedNodesKey, slices.Clip(st.Completed))
@@ -104,7 +104,7 @@ func BenchmarkStateDelta(b *testing.B) {
 		rc := &Context{m: st.Context, changing: st.noteContext}
 		node := func(id string) {
 			st.setVisits(id, st.Visits[id]+1)
-			st.appendCompleted(id)
+			st.Completed = append(st.Completed, id)
 			st.setOutcome(id, Outcome{Status: StatusSuccess, Meta: map[string]any{"exit_code": 0}})
 			st.setRetries(id, 0)
 			rc.Set("internal.retry_count."+id, 0)

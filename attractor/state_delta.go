@@ -152,10 +152,7 @@ func diffMap[V any](prev, next map[string]V, skip string, same func(a, b V) bool
 				continue
 			}
 		}
-		if d.Set == nil {
-			d.Set = map[string]V{}
-		}
-		d.Set[k] = v
+		d.set(k, v)
 	}
 	if kept < len(prev) {
 		for k := range prev {
@@ -164,11 +161,23 @@ func diffMap[V any](prev, next map[string]V, skip string, same func(a, b V) bool
 			}
 		}
 	}
+	return d.orNil()
+}
+
+func (d *mapDelta[V]) set(k string, v V) {
+	if d.Set == nil {
+		d.Set = map[string]V{}
+	}
+	d.Set[k] = v
+}
+
+// orNil is d with its deletions sorted, or nil when it changes nothing.
+func (d *mapDelta[V]) orNil() *mapDelta[V] {
 	if d.Set == nil && d.Del == nil {
 		return nil
 	}
 	slices.Sort(d.Del)
-	return &d
+	return d
 }
 
 func (d *mapDelta[V]) apply(m map[string]V) {
