@@ -74,11 +74,12 @@ func Prewarm(c Cmd) {
 	j.Sandbox.prewarm.add(pw)
 }
 
-// prewarm plans c's jail, as start does, and starts its bwrap with argv
-// and every option on its command line: those a spare would be sent,
-// without the shell's script (bareArgs); nil when c cannot be prewarmed.
-// Nothing comes later on a pipe, so no cut-short options can weaken the
-// jail.
+// prewarm plans c's jail, as start does, and starts its bwrap as a cold
+// start would (options and argv on its command line, the node's
+// environment as its own, never on the command line, which any process
+// may read); nil when c cannot be prewarmed. Nothing comes later on a
+// pipe, so no cut-short options can weaken the jail. The match is the
+// options a spare would be sent (spareOptions), as a Run computes them.
 func (j *Jail) prewarm(c Cmd) *prewarmed {
 	s := j.Sandbox
 	path, err := lookPath(c.Env, c.Dir, c.Argv[0])
@@ -95,11 +96,11 @@ func (j *Jail) prewarm(c Cmd) *prewarmed {
 	if !ok {
 		return nil
 	}
-	cmdline := slices.Concat([]string{s.bwrap}, bareArgs(spareOpts), []string{"--"}, argv)
+	cmdline := slices.Concat([]string{s.bwrap}, opts, handshakeArgs, []string{"--"}, argv)
 	pw := &prewarmed{opts: spareOpts, ready: make(chan struct{})}
 	go func() {
 		defer close(pw.ready)
-		sp, err := s.startSpare(cmdline, false)
+		sp, err := s.startSpare(cmdline, c.Env, false)
 		if err != nil {
 			return
 		}

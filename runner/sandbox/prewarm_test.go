@@ -231,3 +231,24 @@ func TestPrewarmedNodeRunsInItsCgroups(t *testing.T) {
 		t.Errorf("the node's ulimit -u -d -f -t -c (-got +want):\n%s", diff)
 	}
 }
+
+// A prewarmed jail's bwrap carries the node's environment as its own, as
+// a cold start does, not on its command line, which any process on the
+// host may read (/proc/PID/cmdline).
+func TestPrewarmedEnvironmentNotOnTheCommandLine(t *testing.T) {
+	s := spareSandbox(t, Config{})
+	ws := t.TempDir()
+	secret := fmt.Sprintf("kilroy-secret-%d", os.Getpid())
+	env := append(jailEnv(), "NODE_TOKEN="+secret)
+	sp := prewarm(t, s, Cmd{Argv: []string{"true"}, Dir: ws, Env: env, Jail: &Jail{Sandbox: s, Workspace: ws}})
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", sp.pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(cmdline), secret) {
+		t.Errorf("the prewarmed bwrap's command line holds a value of the node's environment: %q", cmdline)
+	}
+	if !strings.Contains(string(cmdline), "\x00--\x00") {
+		t.Errorf("the prewarmed bwrap's command line has no command: %q", cmdline)
+	}
+}

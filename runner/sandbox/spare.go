@@ -26,15 +26,16 @@ type spare struct {
 // stdin /dev/null and pipes for its output, and moves it into a fresh
 // node cgroup pair. Its pids.max is one above the process limit: bwrap's
 // monitor, which cold jails keep outside, counts there too.
-func (s *Sandbox) makeSpare() (*spare, error) { return s.startSpare(spareArgv(s.bwrap), true) }
+func (s *Sandbox) makeSpare() (*spare, error) { return s.startSpare(spareArgv(s.bwrap), nil, true) }
 
 // startSpare is makeSpare for the bwrap command line argv, which reads
 // its options on fd 5 (spareArgv) when withArgs. Without, argv has them
-// all (a prewarmed jail's own command): bwrap makes the jail at once, so
-// it cannot be moved into the cgroups before it forks, and it stays out
-// of them, as a cold start's does; prepare moves the sandbox's first
-// process in.
-func (s *Sandbox) startSpare(argv []string, withArgs bool) (*spare, error) {
+// all and env is the node's environment, as for a cold start (a
+// prewarmed jail's own command): bwrap makes the jail at once, so it
+// cannot be moved into the cgroups before it forks, and it stays out of
+// them, as a cold start's does; prepare moves the sandbox's first process
+// in.
+func (s *Sandbox) startSpare(argv, env []string, withArgs bool) (*spare, error) {
 	headroom := 0
 	if withArgs {
 		headroom = 1
@@ -58,7 +59,10 @@ func (s *Sandbox) startSpare(argv []string, withArgs bool) (*spare, error) {
 	}
 	cmd := exec.Command(argv[0])
 	cmd.Args = argv
-	cmd.Env = []string{}
+	cmd.Env = env
+	if cmd.Env == nil {
+		cmd.Env = []string{} // nil would make exec inherit the bot's environment
+	}
 	cmd.Stdout, cmd.Stderr = outW, errW
 	cmd.ExtraFiles = []*os.File{js.blockR, js.infoW}
 	if withArgs {

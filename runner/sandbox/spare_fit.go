@@ -52,9 +52,6 @@ func (s *Sandbox) spareOptions(c Cmd, argv, opts []string) ([]string, bool) {
 
 // spareArgs is spareOptions without the checks on c's input and output
 // (Prewarm has no writers yet; the Run that adopts its jail is checked).
-// Without its last two options (spareVar's), it is what a bwrap started
-// empty-handed needs to run argv with the environment c gives
-// (bareArgs).
 func (s *Sandbox) spareArgs(c Cmd, argv, opts []string) ([]string, bool) {
 	if !s.spareShell || !isDirOrEmpty(c.Dir) {
 		return nil, false
@@ -86,10 +83,6 @@ func (s *Sandbox) spareArgs(c Cmd, argv, opts []string) ([]string, bool) {
 	}
 	return out, true
 }
-
-// bareArgs are spareArgs without spareVar: the options of a bwrap that
-// starts with no environment and runs argv itself.
-func bareArgs(spareArgs []string) []string { return spareArgs[:len(spareArgs)-3] }
 
 // execScript is the shell script that replaces the shell with argv. The
 // braces make a cut-short script a syntax error rather than a shorter
