@@ -16,6 +16,9 @@ type jailStart struct {
 	// inCgroup: bwrap itself is in cg already (a spare), so every process
 	// of the sandbox is born inside and release joins nothing.
 	inCgroup bool
+	// prepared: prepare has run (a prewarmed jail's), release only lets
+	// the sandbox go on.
+	prepared bool
 	// the child's ends (fds 3 and 4 in bwrap) and the bot's
 	blockR, infoW *os.File
 	blockW, infoR *os.File
@@ -54,16 +57,31 @@ func (js *jailStart) closeChildEnds() {
 	js.blockR, js.infoW = nil, nil
 }
 
-// release waits for bwrap's report, puts the sandbox's first process under
-// the limits and in the node's cgroups, and lets it go on. errNoSandbox
-// means bwrap failed before it made the sandbox (it exits saying why, and
-// ran nothing of the node); any other error means the caller must kill it.
+// release prepares the sandbox, unless that was done ahead (a prewarmed
+// jail), and lets it go on. errNoSandbox means bwrap failed before it
+// made the sandbox (it exits saying why, and ran nothing of the node); any
+// other error means the caller must kill it.
 func (js *jailStart) release() error {
-	js.closeChildEnds()
 	defer func() {
 		js.blockW.Close()
 		js.infoR.Close()
 	}()
+	if !js.prepared {
+		if err := js.prepare(); err != nil {
+			return err
+		}
+	}
+	if _, err := js.blockW.Write([]byte{'\n'}); err != nil {
+		return fmt.Errorf("sandbox: release the sandbox: %w", err)
+	}
+	return nil
+}
+
+// prepare waits for bwrap's report and puts the sandbox's first process,
+// still blocked, under the limits and in the node's cgroups. Its errors
+// are release's.
+func (js *jailStart) prepare() error {
+	js.closeChildEnds()
 	var info struct {
 		ChildPID int `json:"child-pid"`
 	}
@@ -80,9 +98,7 @@ func (js *jailStart) release() error {
 			return err
 		}
 	}
-	if _, err := js.blockW.Write([]byte{'\n'}); err != nil {
-		return fmt.Errorf("sandbox: release the sandbox: %w", err)
-	}
+	js.prepared = true
 	return nil
 }
 

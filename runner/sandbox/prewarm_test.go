@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,6 +20,10 @@ func prewarmedOf(s *Sandbox) []spareSeen {
 	defer s.prewarm.mu.Unlock()
 	var out []spareSeen
 	for _, pw := range s.prewarm.list {
+		<-pw.ready
+		if pw.sp == nil {
+			continue // could not start; the Run starts afresh
+		}
 		seen := spareSeen{pid: pw.sp.cmd.Process.Pid}
 		if pw.sp.js.cg != nil {
 			seen.dirs = slices.Clone(pw.sp.js.cg.dirs)
@@ -173,5 +178,77 @@ func TestPrewarmedKilledWhileWaiting(t *testing.T) {
 	}
 	if !gone(sp) {
 		t.Errorf("the killed prewarmed jail %d was not reaped, or its cgroups not removed", sp.pid)
+	}
+}
+
+// A prewarmed jail's bwrap has the node's command on its command line and
+// starts making the jail at once, outside the cgroups; its sandbox's first
+// process is moved into the jail's cgroups and under the rlimits before
+// the Run adopts it, and every process of the node runs there.
+func TestPrewarmedNodeRunsInItsCgroups(t *testing.T) {
+	lim := Limits{Processes: 50, MemoryBytes: 1 << 30, FileSizeBytes: 1 << 29, CPUTime: time.Hour}
+	s := spareSandbox(t, Config{Limits: lim})
+	if s.cgroups == nil {
+		t.Skip("no writable cgroup v1 pids hierarchy here")
+	}
+	token := fmt.Sprintf("kilroy-prewarmed-%d", os.Getpid())
+	ws := t.TempDir()
+	argv := []string{"bash", "-c", `ulimit -u; ulimit -d; ulimit -f; ulimit -t; ulimit -c; exec -a ` + token + `-sleep sleep 300`}
+	prewarm(t, s, Cmd{Argv: argv, Dir: ws, Env: jailEnv(), Jail: &Jail{Sandbox: s, Workspace: ws}})
+	s.prewarm.mu.Lock()
+	dirs := slices.Clone(s.prewarm.list[0].sp.js.cg.dirs)
+	s.prewarm.mu.Unlock()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out combined
+	stdout, stderr := out.writers()
+	done := make(chan Result, 1)
+	go func() {
+		res, err := Run(ctx, Cmd{Argv: argv, Dir: ws, Env: jailEnv(), Jail: &Jail{Sandbox: s, Workspace: ws},
+			Stdout: stdout, Stderr: stderr, KillGrace: 200 * time.Millisecond})
+		if err != nil {
+			t.Errorf("Run: %v", err)
+		}
+		done <- res
+	}()
+	waitDaemons(t, token, 1, out.String)
+	host := cgroupDirs(t, pidsWith(token)[0])
+	cancel()
+	if res := <-done; !res.prewarmed {
+		t.Fatalf("the node did not adopt its prewarmed jail:\n%s", out.String())
+	}
+	for _, d := range dirs {
+		ctrl := "memory"
+		if strings.HasPrefix(d, s.cgroups.pids+"/") {
+			ctrl = "pids"
+		}
+		if host[ctrl] != d {
+			t.Errorf("the node's %s cgroup is %s, want the prewarmed jail's %s", ctrl, host[ctrl], d)
+		}
+	}
+	want := fmt.Sprintf("%d\n%d\n%d\n%d\n0\n", lim.Processes, lim.MemoryBytes>>10, lim.FileSizeBytes>>10, int(lim.CPUTime.Seconds()))
+	if diff := cmp.Diff(out.String(), want); diff != "" {
+		t.Errorf("the node's ulimit -u -d -f -t -c (-got +want):\n%s", diff)
+	}
+}
+
+// A prewarmed jail's bwrap carries the node's environment as its own, as
+// a cold start does, not on its command line, which any process on the
+// host may read (/proc/PID/cmdline).
+func TestPrewarmedEnvironmentNotOnTheCommandLine(t *testing.T) {
+	s := spareSandbox(t, Config{})
+	ws := t.TempDir()
+	secret := fmt.Sprintf("kilroy-secret-%d", os.Getpid())
+	env := append(jailEnv(), "NODE_TOKEN="+secret)
+	sp := prewarm(t, s, Cmd{Argv: []string{"true"}, Dir: ws, Env: env, Jail: &Jail{Sandbox: s, Workspace: ws}})
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", sp.pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(cmdline), secret) {
+		t.Errorf("the prewarmed bwrap's command line holds a value of the node's environment: %q", cmdline)
+	}
+	if !strings.Contains(string(cmdline), "\x00--\x00") {
+		t.Errorf("the prewarmed bwrap's command line has no command: %q", cmdline)
 	}
 }
