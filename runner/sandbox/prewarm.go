@@ -7,18 +7,19 @@ import (
 	"time"
 )
 
-// A prewarmed jail is a bwrap started before the Run that needs it: bwrap makes the node's namespaces and mounts while
-// the bot does other work (the engine checkpoints the node before), then
-// waits on its block descriptor, which it reads after the last mount and
-// before it starts anything of the node. A Run whose options and command
+// A prewarmed jail is a bwrap started before the Run that needs it: bwrap
+// makes the node's namespaces and mounts while the bot does other work
+// (the engine checkpoints the node before), then waits on its block
+// descriptor, which it reads after the last mount and before it starts
+// anything of the node. A Run whose options and command
 // are exactly the ones prewarmed adopts it: only the handshake and the
 // node's own program are left on the node's critical path.
 //
 // Unlike a spare, whose command is fixed before anyone knows what it
 // will run (a shell that execs what spareVar says), a prewarmed jail's
 // bwrap is started for the node, its argv on the command line, so the
-// shell's start stays off the critical path too, and so does the cgroup
-// join of the sandbox's first process (jailStart.prepare). bench/chain's
+// shell's start stays off the critical path too, as the cgroup join does
+// (jailStart.prepare moves the sandbox's first process in ahead). bench/chain's
 // sandbox-added-ms/node read 2.35-2.91 against 3.63-4.39 when prewarmed
 // jails were spares (three alternated runs each, on a tmpfs). It is
 // started on a goroutine of its own, as Prewarm must return at once; the
