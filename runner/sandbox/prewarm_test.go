@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -186,50 +185,21 @@ func TestPrewarmedKilledWhileWaiting(t *testing.T) {
 // process is moved into the jail's cgroups and under the rlimits before
 // the Run adopts it, and every process of the node runs there.
 func TestPrewarmedNodeRunsInItsCgroups(t *testing.T) {
-	lim := Limits{Processes: 50, MemoryBytes: 1 << 30, FileSizeBytes: 1 << 29, CPUTime: time.Hour}
-	s := spareSandbox(t, Config{Limits: lim})
+	s := spareSandbox(t, Config{Limits: asleepLimits})
 	if s.cgroups == nil {
 		t.Skip("no writable cgroup v1 pids hierarchy here")
 	}
-	token := fmt.Sprintf("kilroy-prewarmed-%d", os.Getpid())
-	ws := t.TempDir()
-	argv := []string{"bash", "-c", `ulimit -u; ulimit -d; ulimit -f; ulimit -t; ulimit -c; exec -a ` + token + `-sleep sleep 300`}
-	prewarm(t, s, Cmd{Argv: argv, Dir: ws, Env: jailEnv(), Jail: &Jail{Sandbox: s, Workspace: ws}})
+	c, token := asleepInJail(t, s, "")
+	prewarm(t, s, c)
 	s.prewarm.mu.Lock()
 	dirs := slices.Clone(s.prewarm.list[0].sp.js.cg.dirs)
 	s.prewarm.mu.Unlock()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	var out combined
-	stdout, stderr := out.writers()
-	done := make(chan Result, 1)
-	go func() {
-		res, err := Run(ctx, Cmd{Argv: argv, Dir: ws, Env: jailEnv(), Jail: &Jail{Sandbox: s, Workspace: ws},
-			Stdout: stdout, Stderr: stderr, KillGrace: 200 * time.Millisecond})
-		if err != nil {
-			t.Errorf("Run: %v", err)
-		}
-		done <- res
-	}()
-	waitDaemons(t, token, 1, out.String)
-	host := cgroupDirs(t, pidsWith(token)[0])
-	cancel()
-	if res := <-done; !res.prewarmed {
-		t.Fatalf("the node did not adopt its prewarmed jail:\n%s", out.String())
+	res, host, out := runAsleep(t, c, token)
+	if !res.prewarmed {
+		t.Fatalf("the node did not adopt its prewarmed jail:\n%s", out)
 	}
-	for _, d := range dirs {
-		ctrl := "memory"
-		if strings.HasPrefix(d, s.cgroups.pids+"/") {
-			ctrl = "pids"
-		}
-		if host[ctrl] != d {
-			t.Errorf("the node's %s cgroup is %s, want the prewarmed jail's %s", ctrl, host[ctrl], d)
-		}
-	}
-	want := fmt.Sprintf("%d\n%d\n%d\n%d\n0\n", lim.Processes, lim.MemoryBytes>>10, lim.FileSizeBytes>>10, int(lim.CPUTime.Seconds()))
-	if diff := cmp.Diff(out.String(), want); diff != "" {
-		t.Errorf("the node's ulimit -u -d -f -t -c (-got +want):\n%s", diff)
-	}
+	wantCgroups(t, s, host, dirs, "the prewarmed jail's")
+	wantLimits(t, asleepLimits, out)
 }
 
 // A prewarmed jail's bwrap carries the node's environment as its own, as

@@ -157,25 +157,53 @@ func TestSpareKeepsTheProcessBudget(t *testing.T) {
 // namespace inside the node's cgroups (a cold jail's node is moved there
 // after, and sees the path).
 func TestSpareNodeIsBornInsideItsCgroups(t *testing.T) {
-	lim := Limits{Processes: 50, MemoryBytes: 1 << 30, FileSizeBytes: 1 << 29, CPUTime: time.Hour}
+	lim := asleepLimits
 	s := spareSandbox(t, Config{Limits: lim})
 	if s.cgroups == nil {
 		t.Skip("no writable cgroup v1 pids hierarchy here")
 	}
 	warm(t, s)
 	dirs := sparesOf(s)[0].dirs
-	token := fmt.Sprintf("kilroy-born-%d", os.Getpid())
+	c, token := asleepInJail(t, s, `grep -E ':(pids|memory):' /proc/self/cgroup | cut -d: -f3
+			echo --; `)
+	res, host, out := runAsleep(t, c, token)
+	if !res.spare {
+		t.Fatalf("the node started cold:\n%s", out)
+	}
+	wantCgroups(t, s, host, dirs, "the spare's")
+	inside, limits, _ := strings.Cut(out, "--\n")
+	if _, err := os.Stat("/proc/self/ns/cgroup"); err == nil {
+		if diff := cmp.Diff(inside, "/\n/\n"); diff != "" {
+			t.Errorf("the node's memory and pids cgroups seen from inside (-got +want):\n%s", diff)
+		}
+	}
+	wantLimits(t, lim, limits)
+}
+
+// asleepLimits is the Limits the asleep tests give their Sandbox.
+var asleepLimits = Limits{Processes: 50, MemoryBytes: 1 << 30, FileSizeBytes: 1 << 29, CPUTime: time.Hour}
+
+// asleepInJail is a Cmd of s's jail that runs script, prints its rlimits
+// (ulimit -u -d -f -t -c) and then sleeps as a process named after token.
+func asleepInJail(t *testing.T, s *Sandbox, script string) (c Cmd, token string) {
 	ws := t.TempDir()
+	token = fmt.Sprintf("kilroy-asleep-%d-%s", os.Getpid(), t.Name())
+	return Cmd{Argv: []string{"bash", "-c", script + `ulimit -u; ulimit -d; ulimit -f; ulimit -t; ulimit -c; exec -a ` + token + `-sleep sleep 300`},
+		Dir: ws, Env: jailEnv(), Jail: &Jail{Sandbox: s, Workspace: ws}, KillGrace: 200 * time.Millisecond}, token
+}
+
+// runAsleep runs c (asleepInJail) until it sleeps, reads that process's
+// cgroups from the host, then cancels the Run; it returns the Run's
+// result, the cgroups (cgroupDirs) and the output.
+func runAsleep(t *testing.T, c Cmd, token string) (Result, map[string]string, string) {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var out combined
-	stdout, stderr := out.writers()
+	c.Stdout, c.Stderr = out.writers()
 	done := make(chan Result, 1)
 	go func() {
-		res, err := Run(ctx, Cmd{Argv: []string{"bash", "-c", `grep -E ':(pids|memory):' /proc/self/cgroup | cut -d: -f3
-			echo --; ulimit -u; ulimit -d; ulimit -f; ulimit -t; ulimit -c; exec -a ` + token + `-sleep sleep 300`},
-			Dir: ws, Env: jailEnv(), Jail: &Jail{Sandbox: s, Workspace: ws}, Stdout: stdout, Stderr: stderr,
-			KillGrace: 200 * time.Millisecond})
+		res, err := Run(ctx, c)
 		if err != nil {
 			t.Errorf("Run: %v", err)
 		}
@@ -184,26 +212,29 @@ func TestSpareNodeIsBornInsideItsCgroups(t *testing.T) {
 	waitDaemons(t, token, 1, out.String)
 	host := cgroupDirs(t, pidsWith(token)[0])
 	cancel()
-	if res := <-done; !res.spare {
-		t.Fatalf("the node started cold:\n%s", out.String())
-	}
+	return <-done, host, out.String()
+}
+
+// wantCgroups fails unless host (cgroupDirs) holds every one of dirs, the
+// jail's cgroups (whose names them in the message).
+func wantCgroups(t *testing.T, s *Sandbox, host map[string]string, dirs []string, whose string) {
+	t.Helper()
 	for _, d := range dirs {
 		ctrl := "memory"
 		if strings.HasPrefix(d, s.cgroups.pids+"/") {
 			ctrl = "pids"
 		}
 		if host[ctrl] != d {
-			t.Errorf("the node's %s cgroup is %s, want the spare's %s", ctrl, host[ctrl], d)
+			t.Errorf("the node's %s cgroup is %s, want %s %s", ctrl, host[ctrl], whose, d)
 		}
 	}
-	inside, limits, _ := strings.Cut(out.String(), "--\n")
-	if _, err := os.Stat("/proc/self/ns/cgroup"); err == nil {
-		if diff := cmp.Diff(inside, "/\n/\n"); diff != "" {
-			t.Errorf("the node's memory and pids cgroups seen from inside (-got +want):\n%s", diff)
-		}
-	}
+}
+
+// wantLimits fails unless got is what ulimit -u -d -f -t -c print under lim.
+func wantLimits(t *testing.T, lim Limits, got string) {
+	t.Helper()
 	want := fmt.Sprintf("%d\n%d\n%d\n%d\n0\n", lim.Processes, lim.MemoryBytes>>10, lim.FileSizeBytes>>10, int(lim.CPUTime.Seconds()))
-	if diff := cmp.Diff(limits, want); diff != "" {
+	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("the node's ulimit -u -d -f -t -c (-got +want):\n%s", diff)
 	}
 }
