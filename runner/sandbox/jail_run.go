@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"os/exec"
+	"slices"
 	"time"
 )
 
@@ -40,10 +41,7 @@ func (j *Jail) startCold(c Cmd, argv, opts []string, waitDelay time.Duration) (*
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
 	}
-	full := append([]string{j.Sandbox.bwrap}, opts...)
-	full = append(full, handshakeArgs...)
-	full = append(full, "--")
-	full = append(full, argv...)
+	full := coldArgv(j.Sandbox.bwrap, opts, argv)
 	cmd := exec.Command(full[0])
 	cmd.Args = full
 	cmd.ExtraFiles = js.childFiles()
@@ -54,4 +52,10 @@ func (j *Jail) startCold(c Cmd, argv, opts []string, waitDelay time.Duration) (*
 	}
 	p.js = js
 	return p, nil
+}
+
+// coldArgv is the command line of a bwrap that runs argv with options
+// opts and the handshake, all given up front.
+func coldArgv(bwrap string, opts, argv []string) []string {
+	return slices.Concat([]string{bwrap}, opts, handshakeArgs, []string{"--"}, argv)
 }

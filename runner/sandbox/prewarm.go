@@ -99,11 +99,15 @@ func (j *Jail) prewarm(c Cmd) *prewarmed {
 	if !ok {
 		return nil
 	}
-	cmdline := slices.Concat([]string{s.bwrap}, opts, handshakeArgs, []string{"--"}, argv)
+	cmdline := coldArgv(s.bwrap, opts, argv)
 	pw := &prewarmed{opts: spareOpts, ready: make(chan struct{})}
 	go func() {
 		defer close(pw.ready)
-		sp, err := s.startSpare(cmdline, c.Env, false)
+		// bwrap makes the jail at once, so it cannot be moved into the
+		// cgroups before it forks: it stays out of them, as a cold
+		// start's does (no headroom), and prepare moves the sandbox's
+		// first process in.
+		sp, err := s.startPiped(cmdline, c.Env, 0)
 		if err != nil {
 			return
 		}

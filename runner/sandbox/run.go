@@ -173,10 +173,7 @@ func startPlain(c Cmd, argv []string, waitDelay time.Duration) (*proc, error) {
 // startCmd starts cmd, which runs c, with c's directory, environment,
 // input and output.
 func startCmd(c Cmd, cmd *exec.Cmd, waitDelay time.Duration) (*proc, error) {
-	cmd.Dir, cmd.Env, cmd.Stdin = c.Dir, c.Env, c.Stdin
-	if cmd.Env == nil {
-		cmd.Env = []string{} // nil would make exec inherit the bot's environment
-	}
+	cmd.Dir, cmd.Env, cmd.Stdin = c.Dir, execEnv(c.Env), c.Stdin
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// exec still copies a non-file Stdin itself; WaitDelay stops that copy
 	// from outliving the process.
@@ -192,6 +189,15 @@ func startCmd(c Cmd, cmd *exec.Cmd, waitDelay time.Duration) (*proc, error) {
 	}
 	out.start()
 	return &proc{cmd: cmd, out: out, started: started}, nil
+}
+
+// execEnv is env for exec.Cmd.Env: nil would make exec inherit the bot's
+// environment.
+func execEnv(env []string) []string {
+	if env == nil {
+		return []string{}
+	}
+	return env
 }
 
 // setCause records why ctx ended the process, if it did.

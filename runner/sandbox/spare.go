@@ -26,68 +26,62 @@ type spare struct {
 // stdin /dev/null and pipes for its output, and moves it into a fresh
 // node cgroup pair. Its pids.max is one above the process limit: bwrap's
 // monitor, which cold jails keep outside, counts there too.
-func (s *Sandbox) makeSpare() (*spare, error) { return s.startSpare(spareArgv(s.bwrap), nil, true) }
-
-// startSpare is makeSpare for the bwrap command line argv, which reads
-// its options on fd 5 (spareArgv) when withArgs. Without, argv has them
-// all and env is the node's environment, as for a cold start (a
-// prewarmed jail's own command): bwrap makes the jail at once, so it
-// cannot be moved into the cgroups before it forks, and it stays out of
-// them, as a cold start's does; prepare moves the sandbox's first process
-// in.
-func (s *Sandbox) startSpare(argv, env []string, withArgs bool) (*spare, error) {
-	headroom := 0
-	if withArgs {
-		headroom = 1
+func (s *Sandbox) makeSpare() (*spare, error) {
+	argsR, argsW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: spare jail: %w", err)
 	}
+	sp, err := s.startPiped(spareArgv(s.bwrap), nil, 1, argsR)
+	argsR.Close()
+	if err != nil {
+		argsW.Close()
+		return nil, err
+	}
+	sp.args = argsW
+	// bwrap reads its options before it does anything else: nothing of
+	// it has forked yet.
+	if err := sp.js.cg.join(sp.cmd.Process.Pid); err != nil {
+		sp.discard()
+		return nil, err
+	}
+	sp.js.inCgroup = true
+	return sp, nil
+}
+
+// startPiped starts the bwrap command line argv with environment env,
+// stdin /dev/null, pipes for its output, the handshake's descriptors as
+// fds 3 and 4 and extra after them, in a process group of its own and
+// with fresh node cgroups of the given headroom (newJailStart): a spare
+// (makeSpare) and a prewarmed jail (Jail.prewarm) start so.
+func (s *Sandbox) startPiped(argv, env []string, headroom int, extra ...*os.File) (*spare, error) {
 	js, err := newJailStart(s, headroom)
 	if err != nil {
 		return nil, err
 	}
 	sp := &spare{js: js}
-	var argsR, outW, errW *os.File
-	pipes := []struct{ r, w **os.File }{{&sp.stdout, &outW}, {&sp.stderr, &errW}}
-	if withArgs {
-		pipes = append(pipes, struct{ r, w **os.File }{&argsR, &sp.args})
+	var outW, errW *os.File
+	if sp.stdout, outW, err = os.Pipe(); err == nil {
+		sp.stderr, errW, err = os.Pipe()
 	}
-	for _, p := range pipes {
-		if *p.r, *p.w, err = os.Pipe(); err != nil {
-			closeAll(argsR, outW, errW, sp.args, sp.stdout, sp.stderr)
-			js.abort()
-			return nil, fmt.Errorf("sandbox: spare jail: %w", err)
-		}
+	if err != nil {
+		closeAll(outW, sp.stdout)
+		js.abort()
+		return nil, fmt.Errorf("sandbox: spare jail: %w", err)
 	}
 	cmd := exec.Command(argv[0])
-	cmd.Args = argv
-	cmd.Env = env
-	if cmd.Env == nil {
-		cmd.Env = []string{} // nil would make exec inherit the bot's environment
-	}
+	cmd.Args, cmd.Env = argv, execEnv(env)
 	cmd.Stdout, cmd.Stderr = outW, errW
-	cmd.ExtraFiles = []*os.File{js.blockR, js.infoW}
-	if withArgs {
-		cmd.ExtraFiles = append(cmd.ExtraFiles, argsR)
-	}
+	cmd.ExtraFiles = append(js.childFiles(), extra...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	err = cmd.Start()
-	closeAll(argsR, outW, errW)
+	closeAll(outW, errW)
 	js.closeChildEnds()
 	if err != nil {
-		closeAll(sp.args, sp.stdout, sp.stderr)
+		closeAll(sp.stdout, sp.stderr)
 		js.abort()
 		return nil, fmt.Errorf("sandbox: start a spare jail: %w", err)
 	}
 	sp.cmd = cmd
-	if !withArgs {
-		return sp, nil
-	}
-	// bwrap reads its options before it does anything else: nothing of
-	// it has forked yet.
-	if err := js.cg.join(cmd.Process.Pid); err != nil {
-		sp.discard()
-		return nil, err
-	}
-	js.inCgroup = true
 	return sp, nil
 }
 
