@@ -97,6 +97,11 @@ func (j *Jail) plan(env []string) ([]mount, error) {
 		if err := os.MkdirAll(d, 0o755); err != nil {
 			return nil, fmt.Errorf("sandbox: writable dir: %w", err)
 		}
+		// Looked up afresh: the HOME check above may have cached it as
+		// missing a moment ago, before MkdirAll made it (a stage
+		// directory is new for every node), and a bind of it is never
+		// optional.
+		s.paths.refresh(d, time.Now())
 		ms = s.bind(ms, mRWBind, d)
 	}
 	ms = append(ms, s.masks(ms)...)

@@ -560,3 +560,29 @@ func TestJailRefusesPlantedLinks(t *testing.T) {
 		t.Errorf("the bot made %s/mod through the planted link", host)
 	}
 }
+
+// A stage directory that does not exist yet when its jail is planned (a
+// new node's) is bound read-write all the same, with a HOME set: the HOME
+// check once cached it as missing, so every sandboxed node lost its stage
+// directory and the status file contract failed.
+func TestNewStageDirIsWritableInTheJail(t *testing.T) {
+	s := newTestSandbox(t, Config{})
+	run := t.TempDir()
+	ws := filepath.Join(run, "worktree")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stage := filepath.Join(run, "nodes", "unit")
+	managed := filepath.Join(run, "policy-managed-roots")
+	j := NodeJail(s, HostEnv(), ws, stage, managed)
+	res, out := jailRun(t, context.Background(), j,
+		`echo '{"status":"retry"}' > `+stage+`/status.json && echo log > `+stage+`/extra.log && mkdir -p `+managed+`/cache && echo c > `+managed+`/cache/f`)
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d: %s", res.ExitCode, out)
+	}
+	for _, f := range []string{filepath.Join(stage, "status.json"), filepath.Join(stage, "extra.log"), filepath.Join(managed, "cache", "f")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("%s not written through the jail: %v", f, err)
+		}
+	}
+}
