@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
@@ -144,7 +145,7 @@ func (s *Store) unpack(ctx context.Context, src *source, ref Ref, dir string) (C
 func (s *Store) config(src *source, ref Ref) (*v1.ConfigFile, error) {
 	raw, err := src.img.RawConfigFile()
 	if err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+		return nil, fmt.Errorf("config: %w", digestError(err))
 	}
 	want := ref.Digest
 	if !src.configPinned {
@@ -205,7 +206,7 @@ func (u *unpacker) apply(ctx context.Context, l v1.Layer, diffID v1.Hash) error 
 	defer rc.Close()
 	h := sha256.New()
 	if err := u.layer(ctx, io.TeeReader(rc, h)); err != nil {
-		return err
+		return digestError(err)
 	}
 	if got := fmt.Sprintf("sha256:%x", h.Sum(nil)); got != diffID.String() {
 		return fmt.Errorf("%w: uncompressed layer is %s", ErrDigest, got)
@@ -215,4 +216,14 @@ func (u *unpacker) apply(ctx context.Context, l v1.Layer, diffID v1.Hash) error 
 
 func sha256Digest(b []byte) string {
 	return fmt.Sprintf("sha256:%x", sha256.Sum256(b))
+}
+
+// digestError marks go-containerregistry's checks of a blob as it reads
+// (a type of an internal package, known by its message) as ErrDigest.
+func digestError(err error) error {
+	msg := err.Error()
+	if strings.Contains(msg, "error verifying sha256 checksum") || strings.Contains(msg, "error verifying size") {
+		return fmt.Errorf("%w: %v", ErrDigest, err)
+	}
+	return err
 }
