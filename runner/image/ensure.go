@@ -201,7 +201,7 @@ func (s *Store) manifest(img v1.Image, ref Ref) (*v1.Manifest, error) {
 func (u *unpacker) apply(ctx context.Context, l v1.Layer, diffID v1.Hash) error {
 	rc, err := l.Uncompressed()
 	if err != nil {
-		return err
+		return digestError(err)
 	}
 	defer rc.Close()
 	h := sha256.New()
@@ -222,8 +222,10 @@ func sha256Digest(b []byte) string {
 // (a type of an internal package, known by its message) as ErrDigest.
 func digestError(err error) error {
 	msg := err.Error()
-	if strings.Contains(msg, "error verifying sha256 checksum") || strings.Contains(msg, "error verifying size") {
-		return fmt.Errorf("%w: %v", ErrDigest, err)
+	for _, m := range []string{"error verifying sha256 checksum", "error verifying size", "does not match expected size"} {
+		if strings.Contains(msg, m) {
+			return fmt.Errorf("%w: %v", ErrDigest, err)
+		}
 	}
 	return err
 }
