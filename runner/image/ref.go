@@ -3,6 +3,7 @@ package image
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -112,12 +113,22 @@ func splitTag(s string, defaultTag bool) (repo, tag string, err error) {
 	if err != nil {
 		return "", "", err
 	}
+	for _, c := range strings.Split(t.RepositoryStr(), "/") {
+		if !pathComponent.MatchString(c) {
+			return "", "", fmt.Errorf("repository path element %q", c)
+		}
+	}
 	last := s[strings.LastIndex(s, "/")+1:]
 	if strings.Contains(last, ":") || defaultTag {
 		tag = t.TagStr()
 	}
 	return fullRepo(t.Context()), tag, nil
 }
+
+// pathComponent is an element of a repository's path, as the distribution
+// spec has it. go-containerregistry lets "", "." and ".." through, which
+// would let "ghcr.io/acme/../evil/x" match a pattern for ghcr.io/acme/.
+var pathComponent = regexp.MustCompile(`^[a-z0-9]+(?:(?:\.|_|__|-+)[a-z0-9]+)*$`)
 
 // fullRepo is the repository's name with docker.io spelled as people do.
 func fullRepo(r name.Repository) string {

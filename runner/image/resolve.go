@@ -57,6 +57,9 @@ func (s *Store) Resolve(ctx context.Context, ref string) (Ref, error) {
 // parse reads a normalised reference, marking the registries allowed
 // plain HTTP.
 func (s *Store) parse(full string) (name.Reference, error) {
+	if _, err := Normalize(full); err != nil {
+		return nil, err
+	}
 	r, err := name.ParseReference(full)
 	if err != nil {
 		return nil, fmt.Errorf("image %q: %w: %v", full, ErrBadReference, err)
