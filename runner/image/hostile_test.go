@@ -73,6 +73,27 @@ func TestHostileLayersAreRefused(t *testing.T) {
 				t.Errorf("images %v, want none", got)
 			}
 			assertEmpty(t, s.path(tmpDir))
+
+			// The same without openat2 (old kernels, seccomp filters that
+			// refuse it): one O_NOFOLLOW openat per element.
+			u, err := newUnpacker(t.TempDir(), 1<<20)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer u.close()
+			u.t.openat2 = false
+			err = nil
+			for _, l := range tc.layers {
+				if err = u.layer(context.Background(), bytes.NewReader(tarBytes(t, l...))); err != nil {
+					break
+				}
+			}
+			if !errors.Is(err, ErrUnsafe) {
+				t.Errorf("without openat2: err = %v, want ErrUnsafe", err)
+			}
+			if diff := listTree(t, outside); diff != "secret = host" {
+				t.Errorf("without openat2, outside the store:\n%s", diff)
+			}
 		})
 	}
 }

@@ -319,7 +319,8 @@ func TestModes(t *testing.T) {
 		layer(t, ent{name: "ro", typ: '5', mode: 0o555}, file("ro/a", "1"),
 			ent{name: "bin/su", body: "#!/bin/sh\n", mode: 0o4755},
 			ent{name: "bin/wall", body: "x", mode: 0o2755},
-			ent{name: "tmp", typ: '5', mode: 0o1777}),
+			ent{name: "tmp", typ: '5', mode: 0o1777},
+			ent{name: "var/mail", typ: '5', mode: 0o2775}),
 		layer(t, file("ro/b", "2")),
 	)
 	ref := reg.push(t, "modes:1", img)
@@ -333,6 +334,7 @@ func TestModes(t *testing.T) {
 		"bin/su":   0o755,
 		"bin/wall": 0o755,
 		"tmp":      os.ModeDir | os.ModeSticky | 0o777,
+		"var/mail": os.ModeDir | 0o775,
 	} {
 		fi, err := os.Lstat(filepath.Join(got.Root, p))
 		if err != nil {
@@ -343,8 +345,8 @@ func TestModes(t *testing.T) {
 			t.Errorf("%s: mode %v, want %v", p, fi.Mode(), want)
 		}
 	}
-	if got.Cleared != 2 {
-		t.Errorf("Cleared = %d, want 2", got.Cleared)
+	if got.Cleared != 3 {
+		t.Errorf("Cleared = %d, want 3", got.Cleared)
 	}
 }
 
