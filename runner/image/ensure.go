@@ -94,9 +94,29 @@ func (s *Store) pull(ctx context.Context, ref Ref, hex string) error {
 		err = unix.Syncfs(int(lock.Fd()))
 	}
 	if err == nil {
-		err = os.Rename(dir, s.path(hex))
+		err = s.place(dir, hex)
 	}
 	return err
+}
+
+// place renames a complete image into place. A directory already there
+// without image.json (not one of ours: half deleted by hand, say) goes
+// first; the pull lock keeps everyone else out meanwhile.
+func (s *Store) place(dir, hex string) error {
+	err := os.Rename(dir, s.path(hex))
+	if !errors.Is(err, unix.ENOTEMPTY) && !errors.Is(err, unix.EEXIST) {
+		return err
+	}
+	trash, lock, err := s.tempDir("broken.")
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	defer removeTree(trash)
+	if err := os.Rename(s.path(hex), filepath.Join(trash, hex)); err != nil {
+		return err
+	}
+	return os.Rename(dir, s.path(hex))
 }
 
 // unpack checks the chain of digests from the Ref to every layer (the

@@ -36,8 +36,15 @@ type Ref struct {
 	Digest string `json:"digest"`
 }
 
-// String is "NAME@DIGEST", the way summaries show a pinned image.
-func (r Ref) String() string { return r.Name + "@" + r.Digest }
+// String is the pinned reference, "NAME@DIGEST" (a digest the name
+// carried, say of a manifest list, gives way to the pinned one).
+func (r Ref) String() string {
+	n, _, _ := strings.Cut(r.Name, "@")
+	if Local(r.Name) {
+		n = r.Name
+	}
+	return n + "@" + r.Digest
+}
 
 // Local reports whether the reference names a local source (oci:,
 // oci-archive:, docker-archive:) rather than a registry.

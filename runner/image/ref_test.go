@@ -97,3 +97,15 @@ func TestLocalRefs(t *testing.T) {
 		}
 	}
 }
+
+func TestRefString(t *testing.T) {
+	for r, want := range map[Ref]string{
+		{Name: "docker.io/library/golang:1.23", Digest: someDigest}:                              "docker.io/library/golang:1.23@" + someDigest,
+		{Name: "docker.io/library/golang@sha256:" + strings.Repeat("f", 64), Digest: someDigest}: "docker.io/library/golang@" + someDigest,
+		{Name: "oci-archive:/x/a@b.tar", Digest: someDigest}:                                     "oci-archive:/x/a@b.tar@" + someDigest,
+	} {
+		if got := r.String(); got != want {
+			t.Errorf("%+v.String() = %q, want %q", r, got, want)
+		}
+	}
+}

@@ -420,3 +420,24 @@ func mustDigest(t testing.TB, l interface{ Digest() (v1.Hash, error) }) v1.Hash 
 	}
 	return h
 }
+
+// A directory in the image's place that is not a complete image (no
+// image.json) is replaced, not trusted.
+func TestBrokenImageDirectoryReplaced(t *testing.T) {
+	reg := newRegistry(t)
+	img := imageOf(t, testPlatform, layer(t, file("a", "1")))
+	ref := reg.push(t, "broken:1", img)
+	s := openStore(t, t.TempDir(), Options{})
+	digest, _ := img.Digest()
+	if err := os.MkdirAll(filepath.Join(s.root, digest.Hex, "rootfs/junk"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	got, err := pull(t, s, ref)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tree := listTree(t, got.Root); tree != "a = 1" {
+		t.Errorf("tree %q", tree)
+	}
+	assertEmpty(t, s.path(tmpDir))
+}
