@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"net"
 	"net/http"
 	"os"
@@ -154,14 +153,3 @@ func TestHTTPGuard(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
-
-func ExampleNormalize() {
-	for _, ref := range []string{"golang:1.23", "ghcr.io/acme/tools", "localhost:5000/x:dev"} {
-		full, _ := Normalize(ref)
-		fmt.Println(full)
-	}
-	// Output:
-	// docker.io/library/golang:1.23
-	// ghcr.io/acme/tools:latest
-	// localhost:5000/x:dev
-}

@@ -207,7 +207,7 @@ func (r *testRegistry) reset() {
 	r.served = map[string]int64{}
 }
 
-// count is how many recorded requests contain all the parts.
+// count is how many recorded requests have the method and contain part.
 func (r *testRegistry) count(method, part string) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()

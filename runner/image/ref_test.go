@@ -2,6 +2,7 @@ package image
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -108,4 +109,15 @@ func TestRefString(t *testing.T) {
 			t.Errorf("%+v.String() = %q, want %q", r, got, want)
 		}
 	}
+}
+
+func ExampleNormalize() {
+	for _, ref := range []string{"golang:1.23", "ghcr.io/acme/tools", "localhost:5000/x:dev"} {
+		full, _ := Normalize(ref)
+		fmt.Println(full)
+	}
+	// Output:
+	// docker.io/library/golang:1.23
+	// ghcr.io/acme/tools:latest
+	// localhost:5000/x:dev
 }
