@@ -155,3 +155,67 @@ func testSandbox(t *testing.T) *sandbox.Sandbox {
 	t.Cleanup(func() { s.Close() })
 	return s
 }
+
+// agreesWithJournal checks that checkpoint.json shows the state, commit,
+// time and number of the journal's last record.
+func agreesWithJournal(t testing.TB, dir RunDir, when string) {
+	t.Helper()
+	cp, err := ReadCheckpoint(string(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := readSpecCheckpoint(t, dir)
+	if diff := cmp.Diff(stateFields(got), stateView(t, cp.State)); diff != "" {
+		t.Errorf("checkpoint.json %s against the journal (-got +want):\n%s", when, diff)
+	}
+	if got.GitCommitSHA != cp.CommitSHA || got.CheckpointSeq != cp.Seq || !got.Timestamp.Equal(cp.UpdatedAt) {
+		t.Errorf("checkpoint.json %s: commit %s, record %d at %s; the journal's last is %s, %d at %s",
+			when, got.GitCommitSHA, got.CheckpointSeq, got.Timestamp, cp.CommitSHA, cp.Seq, cp.UpdatedAt)
+	}
+}
+
+// TestResumeRewritesStaleCheckpointJSON: a kill after node one's journal
+// append and before the checkpoint.json rewrite that follows it leaves
+// the file at node start's checkpoint. Resume brings it level with the
+// journal before anything runs, and the resumed run keeps it level.
+func TestResumeRewritesStaleCheckpointJSON(t *testing.T) {
+	counter := filepath.Join(t.TempDir(), "one.count")
+	o := localOptions(t, gittest.NewRepo(t, map[string]string{".kilroy/ci.dot": countedPipeline(counter)}))
+	p, err := PrepareLocal(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var afterStart string
+	p.checkpointed = func(req attractor.CheckpointRequest) {
+		if req.Node.ID == "start" {
+			afterStart = readFile(t, p.Dir.Checkpoint())
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o.Listener = cancelAfter{node: "one", cancel: cancel}
+	if _, err := p.Execute(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	o.Listener = nil
+	agreesWithJournal(t, p.Dir, "after the interrupted run")
+	gittest.WriteFile(t, p.Dir.Checkpoint(), afterStart)
+	if got := readSpecCheckpoint(t, p.Dir).CompletedNodes; !cmp.Equal(got, []string{"start"}) {
+		t.Fatalf("stale checkpoint.json has completed nodes %v, want [start]", got)
+	}
+
+	r, err := PrepareResume(context.Background(), string(p.Dir), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	agreesWithJournal(t, p.Dir, "once resume is prepared")
+	r.checkpointed = func(attractor.CheckpointRequest) { agreesWithJournal(t, p.Dir, "during the resumed run") }
+	res, err := r.Execute(context.Background(), o)
+	if err != nil || res.Status != attractor.StatusSuccess {
+		t.Fatalf("resumed run = %+v, %v; want success", res, err)
+	}
+	agreesWithJournal(t, p.Dir, "after the resumed run")
+	if got := readSpecCheckpoint(t, p.Dir).CompletedNodes; !cmp.Equal(got, []string{"start", "one", "two", "exit"}) {
+		t.Errorf("completed_nodes after the resumed run = %v", got)
+	}
+}
