@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,16 +97,24 @@ type lastEvent struct {
 
 func readLastEvent(t *testing.T, runDir string) lastEvent {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(runDir, "progress.ndjson"))
+	ev, err := lastEventOf(runDir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return ev
+}
+
+func lastEventOf(runDir string) (lastEvent, error) {
+	b, err := os.ReadFile(filepath.Join(runDir, "progress.ndjson"))
+	if err != nil {
+		return lastEvent{}, err
 	}
 	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
 	var ev lastEvent
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &ev); err != nil {
-		t.Fatalf("progress.ndjson's last line %q: %v", lines[len(lines)-1], err)
+		return ev, fmt.Errorf("progress.ndjson's last line %q: %w", lines[len(lines)-1], err)
 	}
-	return ev
+	return ev, nil
 }
 
 // TestRunWritesSpecFiles: after `run` (sandboxed and not), checkpoint.json
@@ -191,5 +200,49 @@ func TestRunWritesSpecFiles(t *testing.T) {
 				t.Errorf("progress.ndjson's last line (-got +want):\n%s", diff)
 			}
 		})
+	}
+}
+
+// TestCheckpointJSONAfterSIGKILL: kilroy-bot is killed with SIGKILL in the
+// middle of a node. checkpoint.json then shows the checkpoint before it,
+// as the journal does; `resume` in a new process finishes the run, and
+// checkpoint.json agrees with the journal again, showing every node, and
+// progress.ndjson ends with run_completed.
+func TestCheckpointJSONAfterSIGKILL(t *testing.T) {
+	marker := filepath.Join(t.TempDir(), "killed") // outside the worktree
+	killOnce := "if [ ! -e " + marker + " ]; then touch " + marker + "; kill -9 $PPID; sleep 5; fi; echo k > k.txt"
+	repo := newRepo(t, map[string]string{".kilroy/ci.dot": dotFor(`
+  one [shape=parallelogram, tool_command="echo one > one.txt"]
+  killer [shape=parallelogram, tool_command=` + dotQuote(killOnce) + `]
+  two [shape=octagon, command="test -f one.txt && test -f k.txt"]
+  start -> one -> killer -> two -> exit`)})
+	runDir := filepath.Join(t.TempDir(), "run")
+
+	// --no-sandbox: the killer node kills kilroy-bot itself, which no node
+	// can do inside the sandbox.
+	code, _, stderr := kilroyBot(t, "run", "--no-sandbox", "--repo", repo, "--run-dir", runDir)
+	if code != -1 {
+		t.Fatalf("first run exited %d, want killed by a signal\nstderr:\n%s", code, stderr)
+	}
+	got := checkCheckpointJSON(t, runDir, []string{"start", "one"})
+	if got.CurrentNode != "one" {
+		t.Errorf("checkpoint.json current_node at the kill = %q, want one", got.CurrentNode)
+	}
+	if last := readLastEvent(t, runDir); last.Type == "run_completed" || last.Type == "run_failed" {
+		t.Errorf("progress.ndjson of the killed run ends with %s", last.Type)
+	}
+
+	code, stdout, stderr := kilroyBot(t, "resume", "--no-sandbox", runDir)
+	if code != 0 {
+		t.Fatalf("resume exited %d, want 0\nstderr:\n%s\nstdout:\n%s", code, stderr, stdout)
+	}
+	got = checkCheckpointJSON(t, runDir, []string{"start", "one", "killer", "two", "exit"})
+	tip := gitT(t, repo, "rev-parse", got.Branch)
+	if got.CurrentNode != "exit" || got.GitCommitSHA != tip || got.Context["outcome"] != "success" {
+		t.Errorf("checkpoint.json after the resume: at %q, commit %s, outcome %v; want exit, the branch's tip %s, success",
+			got.CurrentNode, got.GitCommitSHA, got.Context["outcome"], tip)
+	}
+	if diff := cmp.Diff(readLastEvent(t, runDir), lastEvent{Type: "run_completed", Status: "success"}); diff != "" {
+		t.Errorf("progress.ndjson's last line after the resume (-got +want):\n%s", diff)
 	}
 }
