@@ -100,10 +100,19 @@ func viewOf(cp Checkpoint, now time.Time) specState {
 // state of its checkpoint (cp.State at cp.Seq, cp.CommitSHA), atomically:
 // a reader sees the old file or the new one, never a torn write.
 func (d RunDir) writeCheckpoint(cp Checkpoint) error {
+	b, err := encodeCheckpoint(cp)
+	if err != nil {
+		return err
+	}
+	return safefile.WriteFile(d.Checkpoint(), b)
+}
+
+// encodeCheckpoint is checkpoint.json's content for cp.
+func encodeCheckpoint(cp Checkpoint) ([]byte, error) {
 	f := checkpointFile{specState: viewOf(cp, time.Now()), Checkpoint: cp.header()}
 	b, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encode checkpoint: %w", err)
+		return nil, fmt.Errorf("encode checkpoint: %w", err)
 	}
-	return safefile.WriteFile(d.Checkpoint(), append(b, '\n'))
+	return append(b, '\n'), nil
 }
