@@ -54,3 +54,34 @@ func TestServeE2ESpecFiles(t *testing.T) {
 		t.Errorf("progress.ndjson's last line = %+v, want run_failed, fail, saying vet failed", last)
 	}
 }
+
+// TestServeE2ESupersededEndsProgress: a run canceled by a newer push ends
+// its progress.ndjson with run_failed, status canceled, saying which
+// commit superseded it; its checkpoint.json shows the nodes done before.
+func TestServeE2ESupersededEndsProgress(t *testing.T) {
+	gate := newGate(t)
+	e := newE2E(t, e2eOptions{files: map[string]string{"main.go": mainGo, ".kilroy/ci.dot": ciDOT(gatedVet(gate))}})
+	old := e.repo.Commit(t, "feature-41", map[string]string{"README.md": "one\n"}, "one")
+	e.deliver("pull_request", e.openPR("opened", pr{number: 41, sha: old}))
+	runDir := filepath.Join(e.cfg.DataDir, "runs", e.waitNode(old, "vet"))
+
+	head := e.repo.Commit(t, "feature-41", map[string]string{"README.md": "two\n"}, "two")
+	e.deliver("pull_request", e.openPR("synchronize", pr{number: 41, sha: head}))
+	e.waitSettled(old, "kilroy/ci", "kilroy/ci/vet")
+	var last lastEvent
+	e.waitFor("the superseded run's progress.ndjson to end", func() bool {
+		var err error
+		last, err = lastEventOf(runDir)
+		return err == nil && (last.Type == "run_completed" || last.Type == "run_failed")
+	})
+	touch(t, gate)
+	e.waitSettled(head, "kilroy/ci", "kilroy/ci/vet")
+	e.waitIdle()
+	if last.Type != "run_failed" || last.Status != "canceled" || !strings.Contains(last.Reason, "superseded by "+head) {
+		t.Errorf("superseded run's last progress line = %+v, want run_failed, canceled, superseded by %s", last, head)
+	}
+	got := checkCheckpointJSON(t, runDir, []string{"start", "build"})
+	if got.CurrentNode != "build" {
+		t.Errorf("superseded run's checkpoint.json current_node = %q, want build", got.CurrentNode)
+	}
+}
