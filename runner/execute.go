@@ -64,25 +64,47 @@ func (p *Prepared) Execute(ctx context.Context, o LocalOptions) (*attractor.RunR
 }
 
 // openJournal opens the run's checkpoint journal; a new run first writes
-// its checkpoint.json.
+// its checkpoint.json. From here on p.cp.State is the runner's own copy
+// of the run's state, which every checkpoint's delta moves on for
+// checkpoint.json.
 func (p *Prepared) openJournal() (*journal, error) {
+	p.cp.State = copyState(p.resumeFrom)
 	if p.resumeFrom == nil {
-		if err := p.Dir.writeHeader(p.cp); err != nil {
+		if err := p.Dir.writeCheckpoint(p.cp); err != nil {
 			return nil, err
 		}
 	}
 	return openJournal(p.Dir, p.cp.Seq)
 }
 
+// copyState is a copy of st (nil: the empty state) that can be changed
+// without changing st.
+func copyState(st *attractor.State) *attractor.State {
+	c := &attractor.State{}
+	if st != nil {
+		c.Apply(attractor.DiffState(nil, st))
+	}
+	return c
+}
+
 // saveCheckpoint appends the checkpoint to the journal after every
-// checkpoint commit, then hands the record to the store, if any.
-func (p *Prepared) saveCheckpoint(ctx context.Context, sha string, delta attractor.StateDelta) error {
-	rec, err := p.journal.append(sha, delta)
+// checkpoint commit, rewrites checkpoint.json with the state it leads to,
+// then hands the record to the store, if any.
+func (p *Prepared) saveCheckpoint(ctx context.Context, sha string, req attractor.CheckpointRequest) error {
+	rec, err := p.journal.append(sha, req.Delta)
 	if err != nil {
+		return err
+	}
+	p.cp.State.Apply(req.Delta)
+	p.cp.CommitSHA, p.cp.UpdatedAt, p.cp.Seq = rec.SHA, rec.At, rec.Seq
+	if err := p.Dir.writeCheckpoint(p.cp); err != nil {
 		return err
 	}
 	if p.store != nil {
 		p.store.Checkpointed(ctx, p.RunID, rec)
+	}
+	if p.checkpointed != nil {
+		p.checkpointed(req)
 	}
 	return nil
 }

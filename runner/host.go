@@ -32,8 +32,8 @@ type nodeHost struct {
 	repoDir string
 	runDir  RunDir
 	// onCheckpoint persists the run state after each commit
-	// (checkpoints.ndjson); an error fails the run.
-	onCheckpoint func(ctx context.Context, sha string, delta attractor.StateDelta) error
+	// (checkpoints.ndjson, checkpoint.json); an error fails the run.
+	onCheckpoint func(ctx context.Context, sha string, req attractor.CheckpointRequest) error
 }
 
 // EnvInputs is what every node's environment is built from.
@@ -109,7 +109,7 @@ func (h *nodeHost) Checkpoint(ctx context.Context, req attractor.CheckpointReque
 		return "", err
 	}
 	if h.onCheckpoint != nil {
-		if err := h.onCheckpoint(ctx, res.SHA, req.Delta); err != nil {
+		if err := h.onCheckpoint(ctx, res.SHA, req); err != nil {
 			return res.SHA, err
 		}
 	}

@@ -68,6 +68,9 @@ type Prepared struct {
 	resumeFrom *attractor.State // nil for a new run
 	journal    *journal         // while executing
 	store      StateStore
+	// checkpointed, when set, hears every checkpoint request once
+	// checkpoint.json has it (tests compare the two).
+	checkpointed func(attractor.CheckpointRequest)
 	// ownsBranch: this run created Branch; it did not exist before the
 	// worktree was made. Only such a branch is ever deleted again.
 	ownsBranch bool

@@ -67,18 +67,21 @@ func PrepareResume(ctx context.Context, dir string, o LocalOptions) (*Prepared, 
 	return prep, nil
 }
 
-// readyJournal makes the journal ready for the resumed run to append to:
-// a torn last line is cut off, and a version 1 run directory (the whole
-// state in checkpoint.json) becomes a journal of one record holding that
-// state and a version 2 checkpoint.json. The journal is written first: a
-// kill between the two leaves the version 1 file, which a later resume
-// converts again.
+// readyJournal makes the journal ready for the resumed run to append to,
+// and checkpoint.json show the state it replays to: a torn last line is
+// cut off, and a version 1 run directory (the whole state in
+// checkpoint.json) becomes a journal of one record holding that state and
+// a version 2 checkpoint.json. The journal is written first: a kill
+// between the two leaves the version 1 file, which a later resume
+// converts again. checkpoint.json is rewritten in either case, since a
+// kill after a journal append and before the rewrite that follows it
+// leaves the file one checkpoint behind.
 func (d RunDir) readyJournal(cp *Checkpoint) error {
 	if cp.Version != legacyCheckpointVersion {
 		if err := os.Truncate(d.Journal(), cp.journalLen); err != nil {
 			return fmt.Errorf("cut the torn end of %s: %w", journalName, err)
 		}
-		return nil
+		return d.writeCheckpoint(*cp)
 	}
 	rec := CheckpointRecord{Seq: 1, SHA: cp.CommitSHA, At: cp.UpdatedAt, Delta: attractor.DiffState(nil, cp.State)}
 	b, err := encodeJournal([]CheckpointRecord{rec})
@@ -91,5 +94,5 @@ func (d RunDir) readyJournal(cp *Checkpoint) error {
 	cp.Seq = 1
 	// The record round-trips the state as every later resume reads it.
 	cp.State = replay([]CheckpointRecord{rec})
-	return d.writeHeader(*cp)
+	return d.writeCheckpoint(*cp)
 }

@@ -196,15 +196,30 @@ func (r *prRun) end(ctx context.Context, push *pusher, res *attractor.RunResult,
 	case errors.As(cause, &ce):
 		r.log.Info("run: cancelled", "reason", ce.Error())
 		r.complete(fctx, "cancel", func(ctx context.Context) error { return r.rep.Cancel(ctx, ce.Error()) })
+		r.finish(runner.RunEnd{Status: runner.EndCanceled, Reason: ce.Error()})
 		return cause
 	case runErr != nil:
 		r.log.Error("run: failed to run", "err", runErr)
 		r.complete(fctx, "fail", func(ctx context.Context) error { return r.rep.Fail(ctx, r.s.publicReason(runErr)) })
+		r.finish(runner.RunEnd{Status: runner.EndFail, Reason: r.s.publicReason(runErr)})
 		return runErr
 	default:
 		r.log.Info("run: finished", "status", res.Status, "failed_node", res.FailedNode)
 		r.complete(fctx, "close", r.rep.Close)
+		r.finish(runner.EndOf(res, nil))
 		return nil
+	}
+}
+
+// finish ends the run's progress.ndjson, after the final push and the
+// checks (and with them report.md) are done; a run that never got a run
+// directory has none.
+func (r *prRun) finish(end runner.RunEnd) {
+	if r.prep == nil {
+		return
+	}
+	if err := r.prep.Finish(end); err != nil {
+		r.log.Warn("run: end progress.ndjson", "err", err)
 	}
 }
 

@@ -237,6 +237,9 @@ func execute(ctx context.Context, stdout, stderr io.Writer, prep *runner.Prepare
 	}
 	o.Listener = rec
 	res, err := prep.Execute(ctx, o)
+	// progress.ndjson's last line, once the report is written (the run
+	// branch is local: its checkpoints are all there is to update).
+	defer finishProgress(stderr, prep, res, err)
 	if err != nil {
 		fmt.Fprintf(stderr, "kilroy-bot: %v\n", err)
 		return 1
@@ -252,6 +255,12 @@ func execute(ctx context.Context, stdout, stderr io.Writer, prep *runner.Prepare
 		return 1
 	}
 	return 0
+}
+
+func finishProgress(stderr io.Writer, prep *runner.Prepared, res *attractor.RunResult, err error) {
+	if ferr := prep.Finish(runner.EndOf(res, err)); ferr != nil {
+		fmt.Fprintf(stderr, "kilroy-bot: %v\n", ferr)
+	}
 }
 
 // priorOf hands the checks what the runner read of an interrupted run.
