@@ -22,7 +22,7 @@ func TestNodeEnvCaches(t *testing.T) {
 	}
 	spec := EnvSpec{Host: host, Caches: "/data/caches/1/octo/widgets/cache",
 		Policy: map[string]string{
-			"GOPATH":           "/run/pmr/go/gopath",   // the repository chose its run's directory
+			"GOPATH":           "/run/pmr/go/gopath", // the repository chose its run's directory
 			"GOMODCACHE":       "/run/pmr/go/gopath/pkg/mod",
 			"CARGO_TARGET_DIR": "/run/pmr/cargo-target", // not a cache: the host's value wins
 		}}
