@@ -25,7 +25,7 @@ func TestEnvPrecedence(t *testing.T) {
 		}
 		return m
 	}
-	overrides := map[string]map[string]string{"rust": {"CARGO_HOME": "/tmp/ovr/cargo"}}
+	overrides := map[string]map[string]string{"rust": {"CARGO_HOME": "ovr/cargo"}}
 	roots := map[string]string{"rust": "cache/rust"}
 	tests := []struct {
 		name string
@@ -35,9 +35,9 @@ func TestEnvPrecedence(t *testing.T) {
 	}{
 		{"built-in default", EnvPolicy{}, home, "/home/u/.cargo"},
 		{"managed root beats built-in", EnvPolicy{ManagedRoots: roots}, home, "/runs/r1/policy-managed-roots/cache/rust/cargo-home"},
-		{"override beats managed root", EnvPolicy{ManagedRoots: roots, Overrides: overrides}, home, "/tmp/ovr/cargo"},
+		{"override beats managed root", EnvPolicy{ManagedRoots: roots, Overrides: overrides}, home, "ovr/cargo"},
 		{"host beats override", EnvPolicy{ManagedRoots: roots, Overrides: overrides}, with("CARGO_HOME", "/host/cargo"), "/host/cargo"},
-		{"empty host value counts as unset", EnvPolicy{Overrides: overrides}, with("CARGO_HOME", ""), "/tmp/ovr/cargo"},
+		{"empty host value counts as unset", EnvPolicy{Overrides: overrides}, with("CARGO_HOME", ""), "ovr/cargo"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,12 +102,12 @@ func TestEnvProfiles(t *testing.T) {
 			},
 		},
 		{
-			name:     "an absolute managed root under /tmp is used as is; roots of inactive profiles are dropped",
+			name:     "a managed root is cleaned; roots of inactive profiles are dropped",
 			profiles: []string{"python"},
-			env:      EnvPolicy{ManagedRoots: map[string]string{"python": "/tmp//pip/", "go": "go"}},
-			wantEnv:  map[string]string{"PIP_CACHE_DIR": "/tmp/pip/pip-cache"},
+			env:      EnvPolicy{ManagedRoots: map[string]string{"python": "py//pip/", "go": "go"}},
+			wantEnv:  map[string]string{"PIP_CACHE_DIR": "/runs/r1/policy-managed-roots/py/pip/pip-cache"},
 			wantRoots: map[string]string{
-				"python": "/tmp/pip",
+				"python": "/runs/r1/policy-managed-roots/py/pip",
 			},
 		},
 		{
@@ -119,9 +119,9 @@ func TestEnvProfiles(t *testing.T) {
 		{
 			name:     "GOMODCACHE follows an overridden GOPATH unless set itself",
 			profiles: []string{"go"},
-			env:      EnvPolicy{Overrides: map[string]map[string]string{"go": {"GOPATH": "/tmp/o"}}},
+			env:      EnvPolicy{Overrides: map[string]map[string]string{"go": {"GOPATH": "o"}}},
 			host:     map[string]string{"GOMODCACHE": "/mc"},
-			wantEnv:  map[string]string{"GOPATH": "/tmp/o", "GOMODCACHE": "/mc"},
+			wantEnv:  map[string]string{"GOPATH": "o", "GOMODCACHE": "/mc"},
 		},
 		{
 			name:     "without HOME only run-directory defaults are set",
@@ -230,10 +230,10 @@ func TestEnvCaches(t *testing.T) {
 				"GRADLE_USER_HOME": c + "gradle-home", "MAVEN_OPTS": "-Dmaven.repo.local=" + c + "m2",
 			}},
 		{"overrides of cache variables a profile owns and one it does not", EnvPolicy{Overrides: map[string]map[string]string{
-			"go": {"GOMODCACHE": "/tmp/mod", "GOCACHE": ".gocache"}}},
+			"go": {"GOMODCACHE": ".mod", "GOCACHE": ".gocache"}}},
 			map[string]string{
 				"CARGO_HOME": c + "cargo-home", "RUSTUP_HOME": "/home/u/rustup", "CARGO_TARGET_DIR": "/runs/r1/policy-managed-roots/cargo-target",
-				"GOPATH": c + "gopath", "GOMODCACHE": "/tmp/mod", "GOCACHE": ".gocache",
+				"GOPATH": c + "gopath", "GOMODCACHE": ".mod", "GOCACHE": ".gocache",
 				"npm_config_cache": c + "npm", "PNPM_HOME": c + "pnpm-home", "PIP_CACHE_DIR": c + "pip",
 				"GRADLE_USER_HOME": c + "gradle-home", "MAVEN_OPTS": "-Dmaven.repo.local=" + c + "m2",
 			}},

@@ -160,7 +160,7 @@ func TestResolveRejectsBadPolicy(t *testing.T) {
 			"artifact_policy.env.overrides.go.GOMODCACHE", "is a host path"},
 		{"unowned cache variable", overrides("go", "GOCACHE", "/var/cache/go-build"),
 			"artifact_policy.env.overrides.go.GOCACHE", "is a host path"},
-		{"toolchain variable escaping /tmp", overrides("go", "GOROOT", "/tmp/../etc"),
+		{"toolchain variable under /tmp", overrides("go", "GOROOT", "/tmp/go"),
 			"artifact_policy.env.overrides.go.GOROOT", "is a host path"},
 		{"absolute managed root", ArtifactPolicy{Env: EnvPolicy{ManagedRoots: map[string]string{"go": "/var/cache/kilroy/go"}}},
 			"artifact_policy.env.managed_roots.go", "is a host path"},

@@ -76,7 +76,7 @@ func validateOverride(overrides map[string]map[string]string, prof, name string,
 	case isPathVar(name) && !inRun(overrides[prof][name]):
 		return []fieldError{fieldErrorf(at, "%q is a host path: a repository's variables are never mounts, so a "+
 			"node sees nothing of the host there (only the worktree, the run's directories, its own /tmp and HOME, "+
-			"and the repository's caches); remove the key, or give a path relative to the worktree or under /tmp",
+			"and the repository's caches); remove the key, or give a path relative to the worktree",
 			overrides[prof][name])}
 	}
 	for _, other := range sortedKeys(overrides) {
@@ -155,14 +155,9 @@ func IsPathVar(name string) bool { return isPathVar(name) }
 
 func isPathVar(name string) bool { return slices.Contains(pathVars, name) }
 
-// inRun reports whether a directory a repository names is one of its run:
-// relative (to the worktree, or the managed roots), or under the run's
-// own /tmp. The run's absolute directories are not known when a config is
-// validated, so any other absolute path is the host's.
-func inRun(dir string) bool {
-	if !filepath.IsAbs(dir) {
-		return true
-	}
-	d := filepath.Clean(dir)
-	return d == "/tmp" || strings.HasPrefix(d, "/tmp/") || d == "/var/tmp" || strings.HasPrefix(d, "/var/tmp/")
-}
+// inRun reports whether a directory a repository names is one of its
+// run: a relative path (to the worktree, or the managed roots). The run's
+// absolute directories are not known when a config is validated, and
+// even the jail's own /tmp is the host's where nodes run unjailed, so an
+// absolute path is the host's.
+func inRun(dir string) bool { return !filepath.IsAbs(dir) }

@@ -35,6 +35,9 @@ func lockShared(dir string) (*os.File, error) {
 			return nil, fmt.Errorf("caches: %w", err)
 		}
 		f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o644)
+		if errors.Is(err, os.ErrNotExist) {
+			continue // a sweep removed dir just now
+		}
 		if err != nil {
 			return nil, fmt.Errorf("caches: %w", err)
 		}
