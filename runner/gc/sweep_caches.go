@@ -67,8 +67,8 @@ func sweepCache(o SweepOptions, dir string, now time.Time) (gone bool, err error
 	return true, nil
 }
 
-// overCap reports whether the files under dir take more than max bytes
-// (0: no cap). Links are not followed.
+// overCap reports whether the regular files under dir hold more than max
+// bytes (0: no cap). Links are not followed.
 func overCap(dir string, max int64) bool {
 	if max <= 0 {
 		return false
@@ -78,6 +78,9 @@ func overCap(dir string, max int64) bool {
 	err := filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil // unreadable: counts as nothing
+		}
+		if !d.Type().IsRegular() {
+			return nil
 		}
 		if fi, err := d.Info(); err == nil {
 			total += fi.Size()
