@@ -54,6 +54,12 @@ func Dir(root string, scope Scope, inst int64, owner, name string) string {
 	return filepath.Join(root, i, Sanitize(owner), Sanitize(name))
 }
 
+// InstallationDir holds every cache of installation inst under root, in
+// either scope: what its uninstall deletes.
+func InstallationDir(root string, inst int64) string {
+	return filepath.Join(root, strconv.FormatInt(inst, 10))
+}
+
 // LocalDir is the directory of the caches of the local repository whose
 // top-level directory is repoRoot (`kilroy-bot run`): keyed by its path,
 // named after it so a user finds it.
