@@ -8,6 +8,7 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/policy"
+	"github.com/kilroy-bot/kilroy-bot/runner/caches"
 )
 
 // Execute runs the prepared pipeline from its start, or from the
@@ -41,13 +42,20 @@ func (p *Prepared) Execute(ctx context.Context, o LocalOptions) (*attractor.RunR
 			return nil, err
 		}
 	}
+	release, err := caches.Open(p.caches)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", p.RunID, err)
+	}
+	defer release()
+	env := o.Env
+	env.Caches = p.caches
 	prog := NewProgress(progFile, o.Live)
 	if err := prog.RunStarted(p.RunID, p.Name, p.Branch, p.BaseSHA, string(p.Dir)); err != nil {
 		return nil, err
 	}
 	host := &nodeHost{
 		git: p.git, worktree: p.Dir.Worktree(), branch: p.Branch, baseSHA: p.BaseSHA,
-		policy: p.policy, env: o.Env, repoDir: p.RepoDir, runDir: p.Dir, onCheckpoint: p.saveCheckpoint,
+		policy: p.policy, env: env, repoDir: p.RepoDir, runDir: p.Dir, onCheckpoint: p.saveCheckpoint,
 	}
 	agent, err := p.agent(o)
 	if err != nil {
@@ -118,15 +126,15 @@ func (o LocalOptions) interviewer() attractor.Interviewer {
 }
 
 // AgentFactory builds the coding agent of one run from the run's
-// resolved artifact-policy environment and the directory of its managed
-// roots (writable inside the sandbox).
-type AgentFactory func(policyEnv map[string]string, managedRoots string) (attractor.Agent, error)
+// resolved artifact-policy environment, the directory of its managed
+// roots and its cache directory (both writable inside the sandbox).
+type AgentFactory func(policyEnv map[string]string, managedRoots, caches string) (attractor.Agent, error)
 
 func (p *Prepared) agent(o LocalOptions) (attractor.Agent, error) {
 	if o.NewAgent == nil {
 		return o.Agent, nil
 	}
-	a, err := o.NewAgent(p.policy.Env, filepath.Join(string(p.Dir), policy.ManagedRootsDir))
+	a, err := o.NewAgent(p.policy.Env, filepath.Join(string(p.Dir), policy.ManagedRootsDir), caches.Bound(p.caches))
 	if err != nil {
 		return nil, fmt.Errorf("run %s: coding agents: %w", p.RunID, err)
 	}

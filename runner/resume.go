@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"github.com/kilroy-bot/kilroy-bot/runner/caches"
+
 	"context"
 	"errors"
 	"fmt"
@@ -57,7 +59,7 @@ func PrepareResume(ctx context.Context, dir string, o LocalOptions) (*Prepared, 
 	}
 	prep := &Prepared{RunID: cp.RunID, Dir: rd, Pipeline: p, Name: cp.Pipeline, Branch: cp.Branch,
 		BaseSHA: cp.BaseSHA, RepoDir: cp.RepoDir, Warnings: diags, git: git, policy: cp.Policy, cp: *cp,
-		resumeFrom: cp.State}
+		resumeFrom: cp.State, caches: resumeCaches(o, cp.RepoDir, rd)}
 	if err := git.RemoveWorktree(ctx, cp.RepoDir, rd.Worktree()); err != nil {
 		return nil, fmt.Errorf("resume %s: remove the old worktree: %w", cp.RunID, err)
 	}
@@ -95,4 +97,13 @@ func (d RunDir) readyJournal(cp *Checkpoint) error {
 	// The record round-trips the state as every later resume reads it.
 	cp.State = replay([]CheckpointRecord{rec})
 	return d.writeCheckpoint(*cp)
+}
+
+// resumeCaches is the cache directory a resumed run uses: the caller's,
+// else a local run's repository's, as PrepareLocal chose it.
+func resumeCaches(o LocalOptions, repo string, dir RunDir) string {
+	if o.Env.Caches == "" && o.DataDir != "" {
+		return caches.LocalDir(filepath.Join(o.DataDir, CachesDir), repo)
+	}
+	return runCaches(o.Env, dir)
 }

@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/runner"
+	"github.com/kilroy-bot/kilroy-bot/runner/caches"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
 )
@@ -26,6 +28,9 @@ type prRun struct {
 	job queue.RunJob
 	log *slog.Logger
 	dir runner.RunDir
+	// env is the server's node environment with the caches of the run's
+	// repository.
+	env runner.EnvInputs
 	git *gitops.Git // authenticates fetches and pushes of this run
 	rep Reporter
 	// history is what the run did before this execution resumed it; nil
@@ -48,7 +53,7 @@ type prRun struct {
 // the internal error (Fail). Only a shutdown leaves them for the resumed
 // run to finish.
 func (s *Server) HandleRun(ctx context.Context, job queue.RunJob) error {
-	r := &prRun{s: s, job: job, dir: s.runDir(job.RunID),
+	r := &prRun{s: s, job: job, dir: s.runDir(job.RunID), env: s.runEnv(job),
 		log: s.log.With("installation", job.InstallationID, "repo", job.Repo, "pr", job.PR, "run", job.RunID,
 			"pipeline", job.Pipeline)}
 	src, revoke, err := s.o.Tokens(ctx, job.InstallationID, job.Repo)
@@ -66,7 +71,7 @@ func (s *Server) HandleRun(ctx context.Context, job queue.RunJob) error {
 	r.log.Info("run: started", "head", job.HeadSHA, "resumes", job.Resumes, "branch", p.Branch)
 	push := newPusher(r.log, r.git, p.RepoDir, job.CloneURL, p.Branch, job.HeadSHA)
 	r.prep = p
-	res, err := p.Execute(ctx, runner.LocalOptions{GitPath: s.o.GitPath, Env: s.o.Env, Agent: s.o.Agent, NewAgent: s.o.NewAgent,
+	res, err := p.Execute(ctx, runner.LocalOptions{GitPath: s.o.GitPath, Env: r.env, Agent: s.o.Agent, NewAgent: s.o.NewAgent,
 		Listener: attractor.Listeners{r.rep, push}, Interviewer: r.interviewer(), Store: r.store(),
 		KeepWorktree: s.o.Pool != nil})
 	return r.end(ctx, push, res, err)
@@ -103,7 +108,7 @@ func (r *prRun) prepare(ctx context.Context, src gitops.TokenSource) (*runner.Pr
 	}
 	r.job.Notes = append(r.job.Notes, r.s.o.Caps.clamp(sel)...)
 	defer r.s.mirrorLocks.lock(f.mirror)()
-	return runner.AssembleFrom(ctx, git, r.job.RunID, r.dir, f.mirror, r.job.HeadSHA, sel, r.s.o.Env.Host, r.makeWorktree)
+	return runner.AssembleFrom(ctx, git, r.job.RunID, r.dir, f.mirror, r.job.HeadSHA, sel, r.env, r.makeWorktree)
 }
 
 // resume prepares an interrupted run from its checkpoint; ok is false when
@@ -121,7 +126,7 @@ func (r *prRun) resume(ctx context.Context, src gitops.TokenSource) (*runner.Pre
 		return nil, false
 	}
 	unlock := r.s.mirrorLocks.lock(cp.RepoDir)
-	p, err := runner.PrepareResume(ctx, string(r.dir), runner.LocalOptions{GitPath: r.s.o.GitPath, Env: r.s.o.Env})
+	p, err := runner.PrepareResume(ctx, string(r.dir), runner.LocalOptions{GitPath: r.s.o.GitPath, Env: r.env})
 	unlock()
 	if err != nil {
 		r.log.Warn("run: cannot resume; starting over", "err", err)
@@ -242,6 +247,16 @@ func (r *prRun) revoke(ctx context.Context, revoke func(context.Context) error) 
 	if err := revoke(rctx); err != nil {
 		r.log.Warn("run: revoke git tokens", "err", err)
 	}
+}
+
+// runEnv is the node environment of job's run: the server's, with the
+// caches of its repository (or installation, by CacheScope), which no
+// other installation's run ever gets.
+func (s *Server) runEnv(job queue.RunJob) runner.EnvInputs {
+	env := s.o.Env
+	owner, name := splitRepo(job.Repo)
+	env.Caches = caches.Dir(filepath.Join(s.o.DataDir, runner.CachesDir), s.o.CacheScope, job.InstallationID, owner, name)
+	return env
 }
 
 func splitRepo(full string) (owner, name string) {

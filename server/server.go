@@ -12,6 +12,7 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/runner"
+	"github.com/kilroy-bot/kilroy-bot/runner/caches"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
 	"github.com/kilroy-bot/kilroy-bot/runner/wtpool"
@@ -145,6 +146,10 @@ type ServerOptions struct {
 	// run of the same repository (see warm.go); nil: every run checks out
 	// a fresh worktree.
 	Pool *wtpool.Pool
+	// CacheScope is what shares a cache directory under DataDir/caches
+	// (sandbox.caches.scope): a repository's runs (the default) or an
+	// installation's; never two installations'.
+	CacheScope caches.Scope
 }
 
 // Server turns accepted deliveries into pull request runs: HandleEvent

@@ -170,9 +170,9 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 	if err != nil {
 		return o, err
 	}
-	o.NewAgent = func(policyEnv map[string]string, managedRoots string) (attractor.Agent, error) {
+	o.NewAgent = func(policyEnv map[string]string, managedRoots, caches string) (attractor.Agent, error) {
 		return agent.New(cfg, agent.Deps{HostEnv: host, Policy: policyEnv, SecretNames: botSecretNames,
-			Sandbox: o.Env.Sandbox, ManagedRoots: managedRoots})
+			Sandbox: o.Env.Sandbox, ManagedRoots: managedRoots, Caches: caches})
 	}
 	return o, nil
 }

@@ -285,7 +285,7 @@ func TestDecodePolicy(t *testing.T) {
 		{name: "retention every off", yaml: "retention:\n  every: off\n",
 			wantErr: []string{"policy.yml:2:3: retention.every: off is not a time between sweeps"}},
 		{name: "retention unknown key", yaml: "retention:\n  logs: 3d\n",
-			wantErr: []string{`unknown key "logs" in retention (known: runs, branches, remote_branches, mirrors, every)`}},
+			wantErr: []string{`unknown key "logs" in retention (known: runs, branches, remote_branches, mirrors, caches, every)`}},
 		{name: "two documents", yaml: "app_slug: a\n---\napp_slug: b\n", wantErr: []string{"only one YAML document"}},
 	}
 	for _, tt := range tests {
@@ -363,6 +363,10 @@ func TestSandboxPolicy(t *testing.T) {
 		{name: "bad size", yaml: "sandbox:\n  limits: {memory: 3 gigs}\n", wantErr: "sandbox.limits.memory"},
 		{name: "bad duration", yaml: "sandbox:\n  limits: {cpu_time: forever}\n", wantErr: "sandbox.limits.cpu_time"},
 		{name: "relative read_only", yaml: "sandbox:\n  read_only: [tools]\n", wantErr: "read_only"},
+		{name: "caches", yaml: "sandbox:\n  caches: {scope: installation, max_bytes: 2GiB}\n"},
+		{name: "caches off", yaml: "sandbox:\n  caches: {scope: repository, max_bytes: off}\n"},
+		{name: "caches bad scope", yaml: "sandbox:\n  caches: {scope: everyone}\n", wantErr: "caches.scope"},
+		{name: "caches bad size", yaml: "sandbox:\n  caches: {max_bytes: lots}\n", wantErr: "caches.max_bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var p serverPolicy

@@ -35,14 +35,10 @@ type mount struct {
 // (etcView). Nothing else of the host is there unless a Jail names it.
 var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/etc"}
 
-// toolchainVars name directories a node reads its toolchains from; they
-// are shown read-only. Caches are in Jail.Caches.
-var toolchainVars = []string{"GOROOT", "RUSTUP_HOME", "JAVA_HOME", "MAVEN_HOME", "M2_HOME", "NVM_DIR",
-	"PYENV_ROOT", "VOLTA_HOME", "VIRTUAL_ENV"}
-
 // plan computes the mounts of one process, ordered so that a deeper path
 // is mounted after its ancestors (the more specific mount decides) and
-// masks of hidden paths come after whatever exposed them.
+// masks of hidden paths come after whatever exposed them. env decides no
+// bind, only where the private HOME goes: binds are the Jail's own fields.
 func (j *Jail) plan(env []string) ([]mount, error) {
 	s := j.Sandbox
 	var ms []mount
@@ -67,17 +63,6 @@ func (j *Jail) plan(env []string) ([]mount, error) {
 	if home, ok := Lookup(env, "HOME"); ok && filepath.IsAbs(home) && home != "/" {
 		if h := s.paths.resolve(home).canon; !j.writable(h) {
 			ms = append(ms, mount{kind: mTmpfs, dst: h})
-		}
-	}
-	path, _ := Lookup(env, "PATH")
-	for _, d := range filepath.SplitList(path) {
-		if !j.plantedLink(d) {
-			ms = s.bind(ms, mROBind, d)
-		}
-	}
-	for _, v := range toolchainVars {
-		if d, ok := Lookup(env, v); ok && !j.plantedLink(d) {
-			ms = s.bind(ms, mROBind, d)
 		}
 	}
 	for _, d := range j.ReadOnly {
