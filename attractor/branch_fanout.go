@@ -116,7 +116,7 @@ func (g *branchGroup) start(ctx, bctx context.Context, i int) {
 		err = errors.New("the host forked a branch without a host or workspace")
 	}
 	if err != nil {
-		sl.result = BranchResult{Branch: sl.head}.failed(fmt.Sprintf("could not make a workspace for branch %s: %v", sl.head, err))
+		sl.result = BranchResult{Branch: sl.head}.failed(ClassTransientInfra, fmt.Sprintf("could not make a workspace for branch %s: %v", sl.head, err))
 		return
 	}
 	sl.branch = b
@@ -148,7 +148,7 @@ func (g *branchGroup) receive(ctx context.Context, m branchMsg) {
 	case m.err != nil:
 		g.halt()
 	case g.winner >= 0:
-		sl.result = sl.result.failed(fmt.Sprintf("canceled: branch %s succeeded first (join_policy=first_success)", g.slots[g.winner].head))
+		sl.result = sl.result.failed(ClassCanceled, fmt.Sprintf("canceled: branch %s succeeded first (join_policy=first_success)", g.slots[g.winner].head))
 	case g.policy == joinFirstSuccess && isSuccess(m.result.Status):
 		g.winner = m.index
 		g.halt()

@@ -186,6 +186,8 @@ func (r *run) finish(ctx context.Context, err error) *RunResult {
 		res.Status, res.FailureReason, res.FailureClass, res.FailedNode = StatusFail, se.reason, se.class, se.node
 	} else if err != nil {
 		res.Status, res.FailureReason, res.FailureClass = StatusFail, err.Error(), ClassStructural
+	} else if t := r.st.toleratedFailures(r.p); len(t) > 0 {
+		res.Status, res.Tolerated = StatusPartialSuccess, t
 	}
 	r.report(ctx, "run finished", r.lis.RunFinished(context.WithoutCancel(ctx), res))
 	return res
