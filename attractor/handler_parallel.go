@@ -97,7 +97,7 @@ func (r *run) walkBranch(ctx context.Context, ln *lane, parallel *Node, head, fa
 		if o.Status == StatusFail && r.st.Signatures[signatureKey(n.ID, o)] >= r.signatureLimit() {
 			return br, r.cycleStop(n, o)
 		}
-		br.LastNode, br.Status, br.FailureReason, br.FailureClass = n.ID, o.Status, o.FailureReason, o.FailureClass
+		br.LastNode, br.Status, br.FailureReason, br.FailureClass = failedStep(ln, n), o.Status, o.FailureReason, o.FailureClass
 		for k, v := range o.ContextUpdates {
 			br.ContextUpdates[k] = v
 		}
@@ -116,6 +116,17 @@ func (r *run) walkBranch(ctx context.Context, ln *lane, parallel *Node, head, fa
 		}
 		cur = sel.edge.To
 	}
+}
+
+// failedStep is the node a branch's outcome comes from: n, or for a
+// diamond, which passes an outcome on, the step that produced it.
+func failedStep(ln *lane, n *Node) string {
+	if n.Kind == KindConditional {
+		if src, ok := ln.rc.String("last_stage"); ok && src != "" {
+			return src
+		}
+	}
+	return n.ID
 }
 
 // branchObstacle says why a branch cannot continue into node id.

@@ -248,10 +248,17 @@ func execute(ctx context.Context, stdout, stderr io.Writer, prep *runner.Prepare
 		fmt.Fprintf(stderr, "kilroy-bot: write report.md: %v\n", werr)
 	}
 	printSummary(stdout, stderr, format, rec.View(), report, prep)
-	if res.Status != attractor.StatusSuccess {
-		return 1
+	return exitCode(res.Status)
+}
+
+// exitCode is 0 for a run that succeeded or ended partial_success (the
+// pipeline tolerated a failure: allow_partial, first_success; the report
+// says which), 1 for a failed or cancelled run.
+func exitCode(s attractor.Status) int {
+	if s == attractor.StatusSuccess || s == attractor.StatusPartialSuccess {
+		return 0
 	}
-	return 0
+	return 1
 }
 
 // priorOf hands the checks what the runner read of an interrupted run.
