@@ -90,10 +90,31 @@ func joinOutcome(n *Node, jr joinRules, results []BranchResult) Outcome {
 		o.Status = StatusPartialSuccess
 		o.Notes = fmt.Sprintf("allow_partial=true: %d of %d branches failed: %s", len(failed), len(results), describeBranches(failed))
 	}
-	if nodes := failedNodes(failed); len(nodes) > 0 {
+	if nodes := toleratedNodes(results); len(nodes) > 0 {
 		o.Details = map[string]any{toleratedKey: nodes}
 	}
 	return o
+}
+
+// toleratedNodes lists the nodes of the failed branches where they failed,
+// and the failures no edge handled in any branch (one canceled on its way
+// to a repair), each once.
+func toleratedNodes(results []BranchResult) []string {
+	var failed []BranchResult
+	for _, br := range results {
+		if !isSuccess(br.Status) {
+			failed = append(failed, br)
+		}
+	}
+	out := failedNodes(failed)
+	for _, br := range results {
+		for _, id := range br.Unhandled {
+			if !slices.Contains(out, id) {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
 }
 
 // branchFailure is a parallel node's FAIL: the reason names every failed

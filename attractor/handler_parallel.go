@@ -30,6 +30,8 @@ type BranchResult struct {
 	FailureClass   FailureClass   `json:"failure_class,omitempty"`
 	LastNode       string         `json:"last_node,omitempty"`
 	ContextUpdates map[string]any `json:"context_updates,omitempty"`
+	// Unhandled lists the branch's nodes whose failure no edge handled.
+	Unhandled []string `json:"unhandled,omitempty"`
 	// Ref is what the fan-in merges (a BranchHost's branch); "" when the
 	// branch ran in the run's own workspace.
 	Ref string `json:"ref,omitempty"`
@@ -77,8 +79,16 @@ func (r *run) fanOutSequential(ctx context.Context, s *Stage, fanIn, policy stri
 }
 
 // walkBranch runs one branch on lane ln from head until the fan-in node.
-func (r *run) walkBranch(ctx context.Context, ln *lane, parallel *Node, head, fanIn string) (BranchResult, error) {
+// It notes the failures no edge has handled yet in the result's
+// Unhandled, however the branch ends (a first_success fan-out may cancel
+// it on the way to its repair): an edge handles a failure once the node it
+// leads to has run, or when it leads to the fan-in; an edge into a diamond
+// only hands the failure on.
+func (r *run) walkBranch(ctx context.Context, ln *lane, parallel *Node, head, fanIn string) (res BranchResult, err error) {
 	br := BranchResult{Branch: head, ContextUpdates: map[string]any{}}
+	var pending []string
+	routed := false // the edge taken last carried a failure to a repair
+	defer func() { res.Unhandled = pending }()
 	for cur := head; ; {
 		if err := ctx.Err(); err != nil {
 			return br.failed(ClassCanceled, fmt.Sprintf("branch %s canceled before node %s: %v", head, cur, err)), nil
@@ -98,6 +108,13 @@ func (r *run) walkBranch(ctx context.Context, ln *lane, parallel *Node, head, fa
 			return br, r.cycleStop(n, o)
 		}
 		br.LastNode, br.Status, br.FailureReason, br.FailureClass = failedStep(ln, n), o.Status, o.FailureReason, o.FailureClass
+		if routed && o.FailureClass != ClassCanceled {
+			pending = nil
+		}
+		routed = false
+		if o.Status == StatusFail && o.FailureClass != ClassCanceled && n.Kind != KindConditional {
+			pending = append(pending, n.ID)
+		}
 		for k, v := range o.ContextUpdates {
 			br.ContextUpdates[k] = v
 		}
@@ -109,6 +126,12 @@ func (r *run) walkBranch(ctx context.Context, ln *lane, parallel *Node, head, fa
 			return br.failed(ClassStructural, fmt.Sprintf("branch %s stopped at %s (outcome %s): no outgoing edge leads on to fan-in %s", head, n.ID, o.Status, fanIn)), nil
 		case sel.edge.LoopRestart:
 			return br.failed(ClassStructural, fmt.Sprintf("branch %s: loop_restart edge %s -> %s is not allowed inside a parallel branch", head, n.ID, sel.edge.To)), nil
+		}
+		if o.Status == StatusFail && !r.p.isConditional(sel.edge.To) {
+			routed = true
+			if sel.edge.To == fanIn {
+				pending = nil
+			}
 		}
 		r.emitEdge(ctx, n.ID, transition{next: sel.edge.To, method: sel.method, edge: sel.edge})
 		if sel.edge.To == fanIn {

@@ -34,7 +34,10 @@ func TestPropertyUnhandledFailureIsNeverGreen(t *testing.T) {
 		}
 		tr := &trace{}
 		rec := NewRecorder(p, RunInfo{Pipeline: "gen", RunID: "r" + strconv.FormatUint(seed, 10)})
-		host := &scriptHost{calls: map[string]int{}}
+		var host attractor.Host = &scriptHost{calls: map[string]int{}}
+		if seed%2 == 1 { // branches at once, in workspaces of their own
+			host = forkingScriptHost{host.(*scriptHost)}
+		}
 		res, err := attractor.Run(context.Background(), p, attractor.RunConfig{
 			RunID: "r", Workspace: t.TempDir(), RunDir: t.TempDir(), Host: host,
 			Listener: attractor.Listeners{tr, rec},
@@ -101,6 +104,20 @@ func (h *scriptHost) Exec(_ context.Context, req attractor.ExecRequest) (attract
 
 func (h *scriptHost) Checkpoint(_ context.Context, req attractor.CheckpointRequest) (string, error) {
 	return "sha-" + req.Node.ID, nil
+}
+
+// forkingScriptHost is a scriptHost that runs parallel branches at once:
+// every branch shares the scripts, and joins merge nothing.
+type forkingScriptHost struct{ *scriptHost }
+
+func (h forkingScriptHost) Fork(_ context.Context, req attractor.ForkRequest) (attractor.Branch, error) {
+	return attractor.Branch{Host: h.scriptHost, Workspace: os.TempDir(), Ref: "ref/" + req.Head}, nil
+}
+
+func (h forkingScriptHost) Release(context.Context, attractor.Branch) error { return nil }
+
+func (h forkingScriptHost) Join(context.Context, attractor.JoinRequest) (string, error) {
+	return "merged", nil
 }
 
 // trace keeps the final attempts and the selected edges, in order.
