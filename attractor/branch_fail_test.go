@@ -223,3 +223,30 @@ func TestParallelFailureRoutesLikeAnyFail(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateSaysWhenParallelToleratesFailure: allow_partial and
+// first_success, on the parallel node or its fan-in, get the
+// parallel_tolerates_failure warning; wait_all does not.
+func TestValidateSaysWhenParallelToleratesFailure(t *testing.T) {
+	for _, tc := range []struct {
+		fan, join string
+		want      bool
+	}{
+		{"", "", false},
+		{`, join_policy="wait_all"`, "", false},
+		{`, allow_partial=true`, "", true},
+		{`, join_policy="first_success"`, "", true},
+		{"", `, join_policy="first_success"`, true},
+		{"", `, allow_partial=true`, true},
+	} {
+		src := strings.Replace(docsFan(tc.fan, `unit [shape=octagon, command="true"]`),
+			"join [shape=tripleoctagon]", "join [shape=tripleoctagon"+tc.join+"]", 1)
+		_, ds, err := Load("ci.dot", []byte(src))
+		if err != nil {
+			t.Fatalf("Load: %v\n%s", err, formatDiags(ds))
+		}
+		if got := hasRule(ds, RuleParallelTolerates); got != tc.want {
+			t.Errorf("fan%s join%s: parallel_tolerates_failure = %v, want %v\n%s", tc.fan, tc.join, got, tc.want, formatDiags(ds))
+		}
+	}
+}
