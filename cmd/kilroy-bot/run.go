@@ -74,7 +74,8 @@ or as that Markdown otherwise (--format).
                        repository (.kilroy/ci.dot); default ci, else the only one
   --run-dir DIR        the run directory (default DATA_DIR/runs/RUN_ID)
 ` + localFlagsUsage + `
-Exit status: 0 the pipeline succeeded, 1 it failed or could not start,
+Exit status: 0 the pipeline succeeded (or ended partial_success: a failure
+the pipeline tolerated, shown in the report), 1 it failed or could not start,
 2 usage or configuration error (nothing ran).
 `
 
@@ -85,7 +86,8 @@ checkpoint in RUN_DIR, with the pipeline, artifact policy and limits it
 started with.
 
 ` + localFlagsUsage + `
-Exit status: 0 the pipeline succeeded, 1 it failed or could not start,
+Exit status: 0 the pipeline succeeded (or ended partial_success: a failure
+the pipeline tolerated, shown in the report), 1 it failed or could not start,
 2 usage error.
 `
 
