@@ -2,6 +2,7 @@ package attractor
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -248,5 +249,51 @@ func TestValidateSaysWhenParallelToleratesFailure(t *testing.T) {
 		if got := hasRule(ds, RuleParallelTolerates); got != tc.want {
 			t.Errorf("fan%s join%s: parallel_tolerates_failure = %v, want %v\n%s", tc.fan, tc.join, got, tc.want, formatDiags(ds))
 		}
+	}
+}
+
+// TestBranchFailureSurvivesResume: a run resumed from the checkpoint after
+// the parallel node (its state through JSON, as a host stores it) still
+// fails at the parallel node under wait_all, and still ends partial_success
+// naming the tolerated node under allow_partial.
+func TestBranchFailureSurvivesResume(t *testing.T) {
+	for _, tc := range []struct {
+		fanAttrs      string
+		want          Status
+		wantTolerated []string
+	}{
+		{"", StatusFail, nil},
+		{", allow_partial=true", StatusPartialSuccess, []string{"unit"}},
+	} {
+		t.Run(tc.fanAttrs, func(t *testing.T) {
+			src := docsFan(tc.fanAttrs, branchFailures[0].unit)
+			full := newHarness(t)
+			full.run(mustLoad(t, src))
+			var state *State
+			for _, c := range full.host.checkpoints {
+				if c.Node.ID == "fan" {
+					b, err := json.Marshal(c.State)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := json.Unmarshal(b, &state); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if state == nil {
+				t.Fatal("no checkpoint after fan")
+			}
+			got, err := Resume(context.Background(), mustLoad(t, src), newHarness(t).cfg, state)
+			if err != nil {
+				t.Fatalf("Resume: %v", err)
+			}
+			if got.Status != tc.want || !cmp.Equal(got.Tolerated, tc.wantTolerated) {
+				t.Errorf("resumed run = %s, tolerated %v (%s); want %s, %v", got.Status, got.Tolerated, got.FailureReason, tc.want, tc.wantTolerated)
+			}
+			if tc.want == StatusFail && (got.FailedNode != "fan" || !strings.Contains(got.FailureReason, "branch unit failed at node unit")) {
+				t.Errorf("resumed run failed at %q (%s), want fan naming branch unit", got.FailedNode, got.FailureReason)
+			}
+		})
 	}
 }
