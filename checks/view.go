@@ -131,6 +131,7 @@ func (v *RunView) clone() *RunView {
 	}
 	c.Edges = slices.Clone(v.Edges)
 	c.Notes = slices.Clone(v.Notes)
+	c.Tolerated = slices.Clone(v.Tolerated)
 	return &c
 }
 
