@@ -9,14 +9,14 @@ import (
 )
 
 // docsParallel is docs/pipelines.md's parallel example with fanAttrs on the
-// parallel node and unit's command given.
-func docsParallel(fanAttrs, unit string) string {
+// parallel node, unitAttrs on unit and unit's command given.
+func docsParallel(fanAttrs, unitAttrs, unit string) string {
 	return fmt.Sprintf(`digraph ci { start [shape=Mdiamond]; exit [shape=Msquare]
   fan [shape=component%s]
-  unit [shape=octagon, command=%s]; lint [shape=octagon, command="true"]
+  unit [shape=octagon%s, command=%s]; lint [shape=octagon, command="true"]
   join [shape=tripleoctagon]
   start -> fan; fan -> unit -> join; fan -> lint -> join; join -> exit }
-`, fanAttrs, dotQuote(unit))
+`, fanAttrs, unitAttrs, dotQuote(unit))
 }
 
 // TestRunParallelBranchFailure runs the docs example through kilroy-bot run,
@@ -26,28 +26,24 @@ func docsParallel(fanAttrs, unit string) string {
 func TestRunParallelBranchFailure(t *testing.T) {
 	const status = `echo '{"status":"fail","failure_reason":"3 tests failed"}' > "$KILROY_STAGE_STATUS_PATH"`
 	for _, tc := range []struct {
-		name, fanAttrs, unit string
-		wantCode             int
-		wantStdout           []string
+		name, fanAttrs, unitAttrs, unit string
+		wantCode                        int
+		wantStdout                      []string
 	}{
-		{"wait_all, exit status (the docs example)", `, join_policy="wait_all"`, "exit 1", 1,
+		{"wait_all, exit status (the docs example)", `, join_policy="wait_all"`, "", "exit 1", 1,
 			[]string{"❌ **Failed** at `fan`", "branch unit failed at node unit", "verify command exited with status 1"}},
-		{"default policy, status file", "", status, 1,
+		{"default policy, status file", "", "", status, 1,
 			[]string{"❌ **Failed** at `fan`", "branch unit failed at node unit: 3 tests failed"}},
-		{"wait_all, timeout", "", "sleep 20", 1,
+		{"wait_all, timeout", "", `, timeout="1s"`, "sleep 20", 1,
 			[]string{"❌ **Failed** at `fan`", "branch unit failed at node unit", "timed out"}},
-		{"allow_partial", `, allow_partial=true`, "exit 1", 0,
+		{"allow_partial", `, allow_partial=true`, "", "exit 1", 0,
 			[]string{"⚠️ **Partial**", "tolerated by the pipeline", "unit"}},
-		{"first_success", `, join_policy="first_success"`, status, 0,
+		{"first_success", `, join_policy="first_success"`, "", status, 0,
 			[]string{"⚠️ **Partial**", "tolerated by the pipeline", "unit"}},
 	} {
 		for _, sandbox := range []bool{true, false} {
 			t.Run(fmt.Sprintf("%s/sandbox=%v", tc.name, sandbox), func(t *testing.T) {
-				dot := docsParallel(tc.fanAttrs, tc.unit)
-				if strings.HasPrefix(tc.unit, "sleep") {
-					dot = strings.Replace(dot, "unit [shape=octagon,", `unit [shape=octagon, timeout="1s",`, 1)
-				}
-				repo := newRepo(t, map[string]string{".kilroy/ci.dot": dot})
+				repo := newRepo(t, map[string]string{".kilroy/ci.dot": docsParallel(tc.fanAttrs, tc.unitAttrs, tc.unit)})
 				runDir := filepath.Join(t.TempDir(), "run")
 				args := []string{"run", "--repo", repo, "--run-dir", runDir}
 				if !sandbox {
