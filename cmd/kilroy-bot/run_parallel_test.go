@@ -20,7 +20,8 @@ func docsParallel(fanAttrs, unitAttrs, unit string) string {
 }
 
 // TestRunParallelBranchFailure runs the docs example through kilroy-bot run,
-// in the sandbox and without it: a failing branch under wait_all is a red
+// in the sandbox and without it: a branch failing under wait_all (by exit
+// status, status file, timeout, or a command that cannot start) is a red
 // run (exit 1, the report names the branch and node); allow_partial and
 // first_success are partial runs that say what they tolerated.
 func TestRunParallelBranchFailure(t *testing.T) {
@@ -36,6 +37,10 @@ func TestRunParallelBranchFailure(t *testing.T) {
 			[]string{"❌ **Failed** at `fan`", "branch unit failed at node unit: 3 tests failed"}},
 		{"wait_all, timeout", "", `, timeout="1s"`, "sleep 20", 1,
 			[]string{"❌ **Failed** at `fan`", "branch unit failed at node unit", "timed out"}},
+		// A NUL byte in the command: the process cannot be started (the
+		// sandbox's exec refuses the argument).
+		{"wait_all, start failure", "", "", "true\x00", 1,
+			[]string{"❌ **Failed** at `fan`", "branch unit failed at node unit", "could not start verify command"}},
 		{"allow_partial", `, allow_partial=true`, "", "exit 1", 0,
 			[]string{"⚠️ **Partial**", "tolerated by the pipeline", "unit"}},
 		{"first_success", `, join_policy="first_success"`, "", status, 0,

@@ -6,7 +6,7 @@ import (
 
 // TestServeE2EParallelBranchFailure: a pull request whose pipeline is
 // docs/pipelines.md's parallel example, with unit failing (exit status,
-// status file, timeout), gets a red kilroy/ci check under wait_all; with
+// status file, timeout, a command that cannot start), gets a red kilroy/ci check under wait_all; with
 // allow_partial or first_success it is neutral, never success, and the
 // verify check of unit fails either way.
 func TestServeE2EParallelBranchFailure(t *testing.T) {
@@ -18,6 +18,7 @@ func TestServeE2EParallelBranchFailure(t *testing.T) {
 		{"wait_all", `, join_policy="wait_all"`, "", "exit 1", "failure", "failure"},
 		{"wait_all, status file", "", "", status, "failure", "failure"},
 		{"wait_all, timeout", "", `, timeout="1s"`, "sleep 20", "timed_out", "timed_out"},
+		{"wait_all, start failure", "", "", "true\x00", "failure", "failure"},
 		{"allow_partial", `, allow_partial=true`, "", "exit 1", "neutral", "failure"},
 		{"first_success", `, join_policy="first_success"`, "", status, "neutral", "failure"},
 	} {
