@@ -297,3 +297,29 @@ func TestBranchFailureSurvivesResume(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateNotesWaitAllByDefault: parallel_wait_all notes a fan-out
+// that writes no join rule and routes no failure; written rules, a fail
+// route after the fan-in, or a retry target silence it.
+func TestValidateNotesWaitAllByDefault(t *testing.T) {
+	unit := `unit [shape=octagon, command="true"]`
+	for _, tc := range []struct {
+		name, src string
+		want      bool
+	}{
+		{"bare", docsFan("", unit), true},
+		{"join_policy written", docsFan(`, join_policy="wait_all"`, unit), false},
+		{"join_policy on the fan-in", strings.Replace(docsFan("", unit), "join [shape=tripleoctagon]", `join [shape=tripleoctagon, join_policy="wait_all"]`, 1), false},
+		{"allow_partial", docsFan(`, allow_partial=true`, unit), false},
+		{"fail edge after the fan-in", strings.Replace(docsFan("", unit), "join -> exit", `join -> exit; join -> fix [condition="outcome=fail"]; fix [shape=parallelogram, tool_command="true"]; fix -> exit`, 1), false},
+		{"retry target on the parallel node", docsFan(`, retry_target="fan"`, unit), false},
+	} {
+		_, ds, err := Load("ci.dot", []byte(tc.src))
+		if err != nil {
+			t.Fatalf("%s: Load: %v\n%s", tc.name, err, formatDiags(ds))
+		}
+		if got := hasRule(ds, RuleParallelWaitAll); got != tc.want {
+			t.Errorf("%s: parallel_wait_all = %v, want %v\n%s", tc.name, got, tc.want, formatDiags(ds))
+		}
+	}
+}

@@ -34,6 +34,7 @@ const (
 	RuleDurationUnrenderable = "duration_unrenderable"
 	RuleFidelityValid        = "fidelity_valid"
 	RuleParallelTolerates    = "parallel_tolerates_failure"
+	RuleParallelWaitAll      = "parallel_wait_all"
 )
 
 // RuleInfo describes one rule.
@@ -78,6 +79,7 @@ func Rules() []RuleInfo {
 		{RuleDurationUnrenderable, SeverityInfo, "durations are quoted so Graphviz can render the file"},
 		{RuleFidelityValid, SeverityWarning, "fidelity modes are known"},
 		{RuleParallelTolerates, SeverityWarning, "a parallel node that tolerates failing branches says so"},
+		{RuleParallelWaitAll, SeverityInfo, "a failing branch fails the run where other engines go on"},
 	}
 }
 
