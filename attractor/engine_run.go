@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -186,6 +187,9 @@ func (r *run) finish(ctx context.Context, err error) *RunResult {
 		res.Status, res.FailureReason, res.FailureClass, res.FailedNode = StatusFail, se.reason, se.class, se.node
 	} else if err != nil {
 		res.Status, res.FailureReason, res.FailureClass = StatusFail, err.Error(), ClassStructural
+	} else if t := r.st.toleratedFailures(r.p); len(t) > 0 {
+		res.Status, res.Tolerated = StatusPartialSuccess, t
+		res.FailureReason = "reached the exit with failures the pipeline tolerated (allow_partial or first_success): " + strings.Join(t, ", ")
 	}
 	r.report(ctx, "run finished", r.lis.RunFinished(context.WithoutCancel(ctx), res))
 	return res

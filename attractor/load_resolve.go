@@ -149,7 +149,6 @@ func (b *builder) resolveNode(n *Node) {
 	n.ReasoningEffort = a.str("reasoning_effort")
 	n.JoinPolicy = a.str("join_policy")
 	if n.Kind == KindParallel || n.Kind == KindFanIn {
-		n.JoinPolicy = cmpOr(n.JoinPolicy, "wait_all")
 		n.MaxParallel = a.intOr("max_parallel", defaultMaxParallel)
 	}
 	n.Fidelity = a.str("fidelity")

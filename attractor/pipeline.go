@@ -130,7 +130,7 @@ type Node struct {
 	LLMProvider     string
 	ReasoningEffort string
 
-	JoinPolicy  string // parallel and fan-in: "wait_all" (default) or "first_success"
+	JoinPolicy  string // parallel and fan-in: "wait_all", "first_success", or "" (the fan-in's, else wait_all)
 	MaxParallel int    // parallel: max_parallel, default 4
 
 	Fidelity string // fidelity on the node; "" = inherit (edge, then graph default_fidelity)

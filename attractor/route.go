@@ -143,11 +143,16 @@ func weightOrLexical(edges []*Edge, best *Edge) EdgeMethod {
 	return ByWeight
 }
 
-// retryTarget returns the first usable retry target for n: its own
-// retry_target and fallback_retry_target, then the graph's. A target that
-// names no node is skipped, as a fallback exists for exactly that case.
-func retryTarget(p *Pipeline, n *Node) string {
-	for _, t := range []string{n.RetryTarget, n.FallbackRetryTarget, p.RetryTarget, p.FallbackRetryTarget} {
+// retryTarget returns the first usable retry target for nodes: each one's
+// retry_target and fallback_retry_target in turn, then the graph's. A
+// target that names no node is skipped, as a fallback exists for exactly
+// that case.
+func retryTarget(p *Pipeline, nodes ...*Node) string {
+	var ts []string
+	for _, n := range nodes {
+		ts = append(ts, n.RetryTarget, n.FallbackRetryTarget)
+	}
+	for _, t := range append(ts, p.RetryTarget, p.FallbackRetryTarget) {
 		if t != "" && p.Node(t) != nil {
 			return t
 		}

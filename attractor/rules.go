@@ -33,6 +33,8 @@ const (
 	RuleFailPathMissing      = "fail_path_missing"
 	RuleDurationUnrenderable = "duration_unrenderable"
 	RuleFidelityValid        = "fidelity_valid"
+	RuleParallelTolerates    = "parallel_tolerates_failure"
+	RuleParallelWaitAll      = "parallel_wait_all"
 )
 
 // RuleInfo describes one rule.
@@ -76,6 +78,8 @@ func Rules() []RuleInfo {
 		{RuleFailPathMissing, SeverityWarning, "a failed outcome has somewhere to go"},
 		{RuleDurationUnrenderable, SeverityInfo, "durations are quoted so Graphviz can render the file"},
 		{RuleFidelityValid, SeverityWarning, "fidelity modes are known"},
+		{RuleParallelTolerates, SeverityWarning, "a parallel node that tolerates failing branches says so"},
+		{RuleParallelWaitAll, SeverityInfo, "a failing branch fails the run where other engines go on"},
 	}
 }
 

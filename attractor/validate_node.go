@@ -13,6 +13,7 @@ func (v *validator) node(n *Node) {
 	v.commands(n)
 	v.retryTargets(n)
 	v.prompts(n)
+	v.parallelTolerance(n)
 }
 
 func (v *validator) shapeAndType(n *Node) {

@@ -74,7 +74,8 @@ or as that Markdown otherwise (--format).
                        repository (.kilroy/ci.dot); default ci, else the only one
   --run-dir DIR        the run directory (default DATA_DIR/runs/RUN_ID)
 ` + localFlagsUsage + `
-Exit status: 0 the pipeline succeeded, 1 it failed or could not start,
+Exit status: 0 the pipeline succeeded (or ended partial_success: a failure
+the pipeline tolerated, shown in the report), 1 it failed or could not start,
 2 usage or configuration error (nothing ran).
 `
 
@@ -85,7 +86,8 @@ checkpoint in RUN_DIR, with the pipeline, artifact policy and limits it
 started with.
 
 ` + localFlagsUsage + `
-Exit status: 0 the pipeline succeeded, 1 it failed or could not start,
+Exit status: 0 the pipeline succeeded (or ended partial_success: a failure
+the pipeline tolerated, shown in the report), 1 it failed or could not start,
 2 usage error.
 `
 
@@ -251,10 +253,17 @@ func execute(ctx context.Context, stdout, stderr io.Writer, prep *runner.Prepare
 		fmt.Fprintf(stderr, "kilroy-bot: write report.md: %v\n", werr)
 	}
 	printSummary(stdout, stderr, format, rec.View(), report, prep)
-	if res.Status != attractor.StatusSuccess {
-		return 1
+	return exitCode(res.Status)
+}
+
+// exitCode is 0 for a run that succeeded or ended partial_success (the
+// pipeline tolerated a failure: allow_partial, first_success; the report
+// says which), 1 for a failed or cancelled run.
+func exitCode(s attractor.Status) int {
+	if s == attractor.StatusSuccess || s == attractor.StatusPartialSuccess {
+		return 0
 	}
-	return 0
+	return 1
 }
 
 func finishProgress(stderr io.Writer, prep *runner.Prepared, res *attractor.RunResult, err error) {
