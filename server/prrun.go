@@ -97,7 +97,7 @@ func (r *prRun) prepare(ctx context.Context, src gitops.TokenSource) (*runner.Pr
 	if r.job.ConfigFromBase {
 		rev = f.baseSHA
 	}
-	sel, err := runner.SelectPipeline(ctx, git, f.mirror, rev, r.job.Pipeline)
+	sel, err := runner.SelectPipeline(ctx, git, f.mirror, rev, r.job.Pipeline, attractor.WithGraphCaps(r.s.o.Caps.Graph))
 	if err != nil {
 		return nil, err
 	}

@@ -15,6 +15,9 @@ import (
 const (
 	defaultMaxRunTimeout  = 6 * time.Hour
 	defaultMaxNodeTimeout = 2 * time.Hour
+	// defaultMaxPipelines bounds the pipelines of one configuration: real
+	// repositories have a handful; each is loaded and checked per event.
+	defaultMaxPipelines = 64
 )
 
 // serverLimits is the policy's `limits`: DOT durations such as 6h or 90m,
@@ -26,6 +29,12 @@ type serverLimits struct {
 	MaxNodeTimeout         string `yaml:"max_node_timeout"`
 	MaxRunsPerInstallation int    `yaml:"max_runs_per_installation"`
 	MaxRunsPerRepository   int    `yaml:"max_runs_per_repository"`
+	// Size caps of what a repository may ask the server to load (0: the
+	// defaults, attractor.DefaultMaxNodes, DefaultMaxEdges and
+	// defaultMaxPipelines).
+	MaxGraphNodes int `yaml:"max_graph_nodes"`
+	MaxGraphEdges int `yaml:"max_graph_edges"`
+	MaxPipelines  int `yaml:"max_pipelines"`
 }
 
 // runCaps are the limits on runs at once, for the queue's scheduler. The
@@ -45,7 +54,12 @@ func (l serverLimits) caps(loc *policy.Located) (appserver.Caps, error) {
 	if err != nil {
 		return appserver.Caps{}, err
 	}
-	return appserver.Caps{MaxRunTimeout: run, MaxNodeTimeout: node}, nil
+	pipelines := l.MaxPipelines
+	if pipelines == 0 {
+		pipelines = defaultMaxPipelines
+	}
+	return appserver.Caps{MaxRunTimeout: run, MaxNodeTimeout: node, MaxPipelines: pipelines,
+		Graph: attractor.GraphCaps{MaxNodes: l.MaxGraphNodes, MaxEdges: l.MaxGraphEdges}}, nil
 }
 
 func maxDuration(s string, def time.Duration, loc *policy.Located, key string) (time.Duration, error) {
