@@ -186,7 +186,7 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 	w.Queue, err = queue.Open(ctx, queue.Options{
 		DataDir: cfg.DataDir, DatabaseURL: string(cfg.DatabaseURL), Workers: cfg.Workers, Logger: logger,
 		StaleAfter: cfg.StaleAfter,
-		Caps:       cfg.Policy.Limits.runCaps(), Capped: cappedNotice(&w.App, w.Redactor.Redact),
+		Caps:       cfg.Policy.Limits.runCaps(cfg.Workers), Capped: cappedNotice(&w.App, w.Redactor.Redact),
 	})
 	if err != nil {
 		return deps, err

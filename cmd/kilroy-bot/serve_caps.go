@@ -22,13 +22,14 @@ const (
 
 // serverLimits is the policy's `limits`: DOT durations such as 6h or 90m,
 // and how many runs may go at once per installation and per repository
-// across every replica (0, the default, is no bound; the scheduler still
-// shares the workers fairly between installations).
+// across every replica (unset: queue.DefaultCaps of --workers; 0: no
+// bound, the scheduler still shares the workers fairly between
+// installations).
 type serverLimits struct {
 	MaxRunTimeout          string `yaml:"max_run_timeout"`
 	MaxNodeTimeout         string `yaml:"max_node_timeout"`
-	MaxRunsPerInstallation int    `yaml:"max_runs_per_installation"`
-	MaxRunsPerRepository   int    `yaml:"max_runs_per_repository"`
+	MaxRunsPerInstallation *int   `yaml:"max_runs_per_installation"`
+	MaxRunsPerRepository   *int   `yaml:"max_runs_per_repository"`
 	// Size caps of what a repository may ask the server to load (0: the
 	// defaults, attractor.DefaultMaxNodes, DefaultMaxEdges and
 	// defaultMaxPipelines).
@@ -37,10 +38,17 @@ type serverLimits struct {
 	MaxPipelines  int `yaml:"max_pipelines"`
 }
 
-// runCaps are the limits on runs at once, for the queue's scheduler. The
-// schema keeps them from being negative.
-func (l serverLimits) runCaps() queue.Caps {
-	return queue.Caps{PerInstallation: l.MaxRunsPerInstallation, PerRepository: l.MaxRunsPerRepository}
+// runCaps are the limits on runs at once, for the queue's scheduler of a
+// process with workers workers. The schema keeps them from being negative.
+func (l serverLimits) runCaps(workers int) queue.Caps {
+	c := queue.DefaultCaps(workers)
+	if l.MaxRunsPerInstallation != nil {
+		c.PerInstallation = *l.MaxRunsPerInstallation
+	}
+	if l.MaxRunsPerRepository != nil {
+		c.PerRepository = *l.MaxRunsPerRepository
+	}
+	return c
 }
 
 // caps parses the limits, with the defaults for those not given; loc
