@@ -8,6 +8,7 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/runner"
+	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 )
 
 // Server caps. A repository's configuration chooses its run and node
@@ -26,6 +27,20 @@ type Caps struct {
 	MaxNodeTimeout time.Duration
 	Graph          attractor.GraphCaps
 	MaxPipelines   int
+	// Checkout bounds the tree of a run's head, measured before the bot
+	// checks it out (zero: no bound).
+	Checkout gitops.TreeLimits
+}
+
+// checkoutTooLarge says why a run's head was not checked out, naming
+// the setting that refused it.
+func checkoutTooLarge(tl *gitops.TreeTooLargeError) error {
+	setting := "limits.max_checkout_bytes"
+	if tl.FilesOver() {
+		setting = "limits.max_checkout_files"
+	}
+	return fmt.Errorf("nothing was checked out: %w, over this server's limit (server policy %s); "+
+		"a pull request this large is refused before its files are written", tl, setting)
 }
 
 // tooManyPipelines says why a configuration with n pipelines is refused,

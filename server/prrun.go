@@ -102,8 +102,31 @@ func (r *prRun) prepare(ctx context.Context, src gitops.TokenSource) (*runner.Pr
 		return nil, err
 	}
 	r.job.Notes = append(r.job.Notes, r.s.o.Caps.clamp(sel)...)
+	if err := r.measureHead(ctx, git, f.mirror); err != nil {
+		return nil, err
+	}
 	defer r.s.mirrorLocks.lock(f.mirror)()
 	return runner.AssembleFrom(ctx, git, r.job.RunID, r.dir, f.mirror, r.job.HeadSHA, sel, r.s.o.Env.Host, r.makeWorktree)
+}
+
+// measureHead refuses a head whose tree is over the server's checkout
+// limits, before anything of it is written: a few objects can name a
+// million files.
+func (r *prRun) measureHead(ctx context.Context, git *gitops.Git, mirror string) error {
+	lim := r.s.o.Caps.Checkout
+	if lim == (gitops.TreeLimits{}) {
+		return nil
+	}
+	size, err := git.MeasureTree(ctx, mirror, r.job.HeadSHA, lim)
+	if tl, ok := errors.AsType[*gitops.TreeTooLargeError](err); ok {
+		r.log.Warn("run: head tree over the checkout limits", "files", tl.Size.Files, "bytes", tl.Size.Bytes)
+		return checkoutTooLarge(tl)
+	}
+	if err != nil {
+		return err
+	}
+	r.log.Debug("run: head tree measured", "files", size.Files, "bytes", size.Bytes)
+	return nil
 }
 
 // resume prepares an interrupted run from its checkpoint; ok is false when

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/policy"
+	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
 	appserver "github.com/kilroy-bot/kilroy-bot/server"
 )
@@ -18,6 +20,10 @@ const (
 	// defaultMaxPipelines bounds the pipelines of one configuration: real
 	// repositories have a handful; each is loaded and checked per event.
 	defaultMaxPipelines = 64
+	// The checkout caps fit a large monorepo (Chromium's source tree is
+	// about half a million files) and refuse what only an attack builds.
+	defaultMaxCheckoutFiles = 1_000_000
+	defaultMaxCheckoutBytes = 20 << 30
 )
 
 // serverLimits is the policy's `limits`: DOT durations such as 6h or 90m,
@@ -36,6 +42,10 @@ type serverLimits struct {
 	MaxGraphNodes int `yaml:"max_graph_nodes"`
 	MaxGraphEdges int `yaml:"max_graph_edges"`
 	MaxPipelines  int `yaml:"max_pipelines"`
+	// The tree of a run's head, measured before checkout (0: the
+	// defaults).
+	MaxCheckoutFiles int64 `yaml:"max_checkout_files"`
+	MaxCheckoutBytes int64 `yaml:"max_checkout_bytes"`
 }
 
 // runCaps are the limits on runs at once, for the queue's scheduler of a
@@ -66,7 +76,9 @@ func (l serverLimits) caps(loc *policy.Located) (appserver.Caps, error) {
 	if pipelines == 0 {
 		pipelines = defaultMaxPipelines
 	}
-	return appserver.Caps{MaxRunTimeout: run, MaxNodeTimeout: node, MaxPipelines: pipelines,
+	checkout := gitops.TreeLimits{MaxFiles: cmp.Or(l.MaxCheckoutFiles, defaultMaxCheckoutFiles),
+		MaxBytes: cmp.Or(l.MaxCheckoutBytes, defaultMaxCheckoutBytes)}
+	return appserver.Caps{MaxRunTimeout: run, MaxNodeTimeout: node, MaxPipelines: pipelines, Checkout: checkout,
 		Graph: attractor.GraphCaps{MaxNodes: l.MaxGraphNodes, MaxEdges: l.MaxGraphEdges}}, nil
 }
 
