@@ -51,6 +51,9 @@ func (s *Server) HandleRun(ctx context.Context, job queue.RunJob) error {
 	r := &prRun{s: s, job: job, dir: s.runDir(job.RunID),
 		log: s.log.With("installation", job.InstallationID, "repo", job.Repo, "pr", job.PR, "run", job.RunID,
 			"pipeline", job.Pipeline)}
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	defer s.disk.watch(job.RunID, string(r.dir), stop)()
 	src, revoke, err := s.o.Tokens(ctx, job.InstallationID, job.Repo)
 	if err != nil {
 		return r.end(ctx, nil, nil, fmt.Errorf("git token: %w", err))
@@ -215,7 +218,12 @@ func (r *prRun) end(ctx context.Context, push *pusher, res *attractor.RunResult,
 		}
 	}
 	var ce *queue.CancelledError
+	var de *DiskReserveError
 	switch {
+	case errors.As(cause, &de):
+		r.log.Warn("run: stopped for the disk reserve", "setting", de.Setting)
+		r.complete(fctx, "fail", func(ctx context.Context) error { return r.rep.Fail(ctx, de.Error()) })
+		return nil
 	case errors.As(cause, &ce):
 		r.log.Info("run: cancelled", "reason", ce.Error())
 		r.complete(fctx, "cancel", func(ctx context.Context) error { return r.rep.Cancel(ctx, ce.Error()) })

@@ -10,6 +10,7 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
+	appserver "github.com/kilroy-bot/kilroy-bot/server"
 )
 
 // sandboxPolicy is the `sandbox:` section of the server policy file:
@@ -26,6 +27,33 @@ type sandboxPolicy struct {
 	Network  *bool         `yaml:"network"`
 	ReadOnly []string      `yaml:"read_only"`
 	Limits   sandboxLimits `yaml:"limits"`
+	Disk     sandboxDisk   `yaml:"disk"`
+}
+
+// sandboxDisk is what runs must leave free on the data dir's filesystem
+// (server/disk.go): unset, the defaults; 0, no reserve.
+type sandboxDisk struct {
+	ReserveBytes  *int64 `yaml:"reserve_bytes"`
+	ReserveInodes *int64 `yaml:"reserve_inodes"`
+}
+
+// The defaults of sandbox.disk: room for the bot's own git work for other
+// repositories (a fetch, a checkout, a run's first files) while a run that
+// filled the disk is stopped.
+const (
+	defaultReserveBytes  = 1 << 30
+	defaultReserveInodes = 100_000
+)
+
+func (d sandboxDisk) reserve() appserver.DiskReserve {
+	r := appserver.DiskReserve{Bytes: defaultReserveBytes, Inodes: defaultReserveInodes}
+	if d.ReserveBytes != nil {
+		r.Bytes = *d.ReserveBytes
+	}
+	if d.ReserveInodes != nil {
+		r.Inodes = *d.ReserveInodes
+	}
+	return r
 }
 
 type sandboxLimits struct {

@@ -70,6 +70,7 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 		Caps:     caps,
 		Logger:   w.Logger,
 		Pool:     pool,
+		Disk:     w.Config.Policy.Sandbox.Disk.reserve(),
 	})
 	if err != nil {
 		return runSide{}, err
