@@ -22,6 +22,7 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 	"github.com/kilroy-bot/kilroy-bot/runpage"
+	appserver "github.com/kilroy-bot/kilroy-bot/server"
 	"github.com/kilroy-bot/kilroy-bot/webhook"
 	"github.com/kilroy-bot/kilroy-bot/webhook/redeliver"
 )
@@ -181,7 +182,7 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 	}
 	w := wired{Config: cfg, Logger: logger, RunURL: runURL(cfg.PublicURL, keys)}
 	w.Redactor = checks.NewRedactor(append([]string{string(cfg.WebhookSecret), string(cfg.PrivateKey)},
-		sandbox.HostSecrets(sandbox.HostEnv())...)...)
+		sandbox.HostSecrets(sandbox.HostEnv())...)...).WithPaths(appserver.DataDirShown, dataDirPaths(cfg.DataDir)...)
 
 	w.Queue, err = queue.Open(ctx, queue.Options{
 		DataDir: cfg.DataDir, DatabaseURL: string(cfg.DatabaseURL), Workers: cfg.Workers, Logger: logger,
@@ -328,4 +329,20 @@ func loggerFrom(ctx context.Context) *slog.Logger {
 		return l
 	}
 	return slog.New(slog.DiscardHandler)
+}
+
+// dataDirPaths are the ways a message may spell the data dir: absolute,
+// and with links resolved. Whatever reaches GitHub through the Redactor
+// (checks, comments) shows appserver.DataDirShown instead (DESIGN §5: no
+// host path of the data dir in anything posted).
+func dataDirPaths(dir string) []string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	out := []string{abs}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		out = append(out, real)
+	}
+	return out
 }

@@ -83,3 +83,36 @@ func TestServeE2EDiskReserve(t *testing.T) {
 	e.waitFor("every run to complete", func() bool { return allCompleted(e.summaries(big)) })
 	e.waitIdle()
 }
+
+// TestServeE2ENoDataDirInChecks: a node that makes an empty repository in
+// its worktree fails the checkpoint after it (git update-index cannot add
+// it), and git's error names the worktree; the data dir's path appears in
+// no check run GitHub gets.
+func TestServeE2ENoDataDirInChecks(t *testing.T) {
+	const pipeline = `digraph ci {
+  start [shape=Mdiamond]
+  break [shape=parallelogram, tool_command="git init -q sub"]
+  done [shape=Msquare]
+  start -> break -> done
+}
+`
+	e := newE2E(t, e2eOptions{files: map[string]string{"main.go": mainGo, ".kilroy/ci.dot": pipeline}})
+	sha := e.repo.Commit(t, "feature-60", map[string]string{"README.md": "hi\n"}, "change")
+	e.deliver("pull_request", e.openPR("opened", pr{number: 60, sha: sha, files: []string{"README.md"}}))
+	runs := e.waitSettled(sha, "kilroy/ci")
+	e.waitIdle()
+	if runs[0].Conclusion == "success" {
+		t.Fatalf("the run whose checkpoint failed succeeded: %s", runs[0].Summary)
+	}
+	dirs := []string{e.cfg.DataDir}
+	if real, err := filepath.EvalSymlinks(e.cfg.DataDir); err == nil {
+		dirs = append(dirs, real)
+	}
+	for _, r := range e.checkRuns(sha) {
+		for _, d := range dirs {
+			if text := r.Title + r.Summary + r.Text; strings.Contains(text, d) {
+				t.Errorf("check %s shows the data dir %s:\n%s", r.Name, d, text)
+			}
+		}
+	}
+}
