@@ -152,6 +152,16 @@ type serveDeps struct {
 	// Background runs while the server serves, from when it listens until
 	// shutdown begins (missed-delivery recovery); nil for none.
 	Background func(ctx context.Context)
+	// MaxConns bounds the connections held at once (0: maxConns). Not a
+	// setting: tests lower it.
+	MaxConns int
+}
+
+func (d serveDeps) maxConns() int {
+	if d.MaxConns > 0 {
+		return d.MaxConns
+	}
+	return maxConns
 }
 
 // readyCheck is one condition of /readyz.
