@@ -37,15 +37,16 @@ func freeInodes(t *testing.T, dir string) int64 {
 	return int64(st.Ffree)
 }
 
-// TestServeE2EDiskReserve: on a data dir of 40,000 inodes with
-// sandbox.disk.reserve_inodes 8,000, a node that creates files in
+// TestServeE2EDiskReserve: on a data dir of 60,000 inodes with
+// sandbox.disk.reserve_inodes 20,000 (room for what the node writes while
+// it is being stopped, thousands of files under -race), a node that creates files in
 // node_modules/ until it cannot (then waits) is stopped when the
 // filesystem falls below the reserve, its check saying so and naming the
 // setting (the engine reports the stop as a cancellation with that cause); another organisation's pull request, opened after that, is
 // fetched, checked out and run to success.
 func TestServeE2EDiskReserve(t *testing.T) {
 	gate := newGate(t)
-	data := smallDataDir(t, 40_000)
+	data := smallDataDir(t, 60_000)
 	fill := fmt.Sprintf(`mkdir -p node_modules && i=0 && while [ $i -lt 100000 ] && : > node_modules/f$i 2>/dev/null; do i=$((i+1)); done; `+
 		`while [ ! -e %s ]; do sleep 0.05; done`, gate)
 	pipeline := fmt.Sprintf(`digraph ci {
@@ -56,7 +57,7 @@ func TestServeE2EDiskReserve(t *testing.T) {
 }
 `, fill)
 	e := newE2E(t, e2eOptions{dataDir: data, files: map[string]string{"main.go": mainGo, ".kilroy/ci.dot": pipeline},
-		policy: fmt.Sprintf("sandbox:\n  read_only: [%s]\n  disk: {reserve_inodes: 8000, reserve_bytes: 0}\n", gateRoot())})
+		policy: fmt.Sprintf("sandbox:\n  read_only: [%s]\n  disk: {reserve_inodes: 20000, reserve_bytes: 0}\n", gateRoot())})
 	big := e2eTenant{owner: e2eOwner, name: e2eName, id: e2eRepoID, repo: e.repo}
 	e.openTenantPR(big, 1)
 	e.waitFor("the filling run to be stopped, or the data dir to fill", func() bool {
@@ -75,8 +76,9 @@ func TestServeE2EDiskReserve(t *testing.T) {
 		t.Errorf("acme/gadgets' run concluded %s, want success: %s\n%s", c.Conclusion, c.Title, c.Summary)
 	}
 	c := e.summaries(big)[0]
-	want := "below its reserve of 8000 (server policy sandbox.disk.reserve_inodes)"
-	if c.Status != "completed" || c.Conclusion != "failure" && c.Conclusion != "cancelled" || !strings.Contains(c.Title+c.Summary+c.Text, want) {
+	want := "below its reserve of 20000 (server policy sandbox.disk.reserve_inodes)"
+	shown := strings.ReplaceAll(c.Summary+c.Text, `\_`, "_") // markdown escapes
+	if c.Status != "completed" || c.Conclusion != "failure" && c.Conclusion != "cancelled" || !strings.Contains(shown, want) {
 		t.Errorf("the filling run: %s/%s %s\n%s\nwant it stopped, saying %q", c.Status, c.Conclusion, c.Title, c.Summary, want)
 	}
 	touch(t, gate)
