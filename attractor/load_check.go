@@ -46,16 +46,21 @@ func (b *builder) condition(v dot.Value) {
 		return
 	}
 	b.conds[v.Pos] = c
+	cur, lo := newPosCursor(v), 0
 	for _, cl := range c.Clauses {
-		b.conditionClause(v, cl)
+		hi := indexOutsideQuotes(v.Text, lo, "&&")
+		b.conditionClause(cur, v.Text, lo, hi, cl)
+		lo = hi + 2
 	}
 }
 
 // conditionClause warns about a clause that parses but may not say what
 // its author meant: an unqualified context key, or a custom outcome that
-// looks like a misspelt status.
-func (b *builder) conditionClause(v dot.Value, cl Clause) {
-	at := func(s string) dot.Pos { return posIn(v, max(strings.Index(v.Text, s), 0)) }
+// looks like a misspelt status. The clause is text[lo:hi]; warnings point
+// into it, and cur places them in clause order, so a condition of many
+// clauses costs one pass.
+func (b *builder) conditionClause(cur *posCursor, text string, lo, hi int, cl Clause) {
+	at := func(s string) dot.Pos { return cur.at(lo + max(strings.Index(text[lo:hi], s), 0)) }
 	switch {
 	case cl.Key != "outcome" && cl.Key != "preferred_label" && !strings.HasPrefix(cl.Key, "context."):
 		b.r.at(RuleConditionContextKey, at(cl.Key),
@@ -83,10 +88,11 @@ func (b *builder) stylesheet() {
 		b.r.at(RuleStylesheetSyntax, posIn(a.Value, se.Offset), se.Msg, se.Fix)
 		return
 	}
+	cur := newPosCursor(a.Value) // rules and declarations come in source order
 	for i := range rules {
-		rules[i].Pos = posIn(a.Value, rules[i].Offset)
+		rules[i].Pos = cur.at(rules[i].Offset)
 		for j := range rules[i].Decls {
-			rules[i].Decls[j].Pos = posIn(a.Value, rules[i].Decls[j].Offset)
+			rules[i].Decls[j].Pos = cur.at(rules[i].Decls[j].Offset)
 		}
 	}
 	b.p.Stylesheet = rules

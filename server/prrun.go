@@ -56,6 +56,9 @@ func (s *Server) HandleRun(ctx context.Context, job queue.RunJob) error {
 	r := &prRun{s: s, job: job, dir: s.runDir(job.RunID), env: s.runEnv(job),
 		log: s.log.With("installation", job.InstallationID, "repo", job.Repo, "pr", job.PR, "run", job.RunID,
 			"pipeline", job.Pipeline)}
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	defer s.disk.watch(job.RunID, string(r.dir), stop)()
 	src, revoke, err := s.o.Tokens(ctx, job.InstallationID, job.Repo)
 	if err != nil {
 		return r.end(ctx, nil, nil, fmt.Errorf("git token: %w", err))
@@ -102,13 +105,36 @@ func (r *prRun) prepare(ctx context.Context, src gitops.TokenSource) (*runner.Pr
 	if r.job.ConfigFromBase {
 		rev = f.baseSHA
 	}
-	sel, err := runner.SelectPipeline(ctx, git, f.mirror, rev, r.job.Pipeline)
+	sel, err := runner.SelectPipeline(ctx, git, f.mirror, rev, r.job.Pipeline, attractor.WithGraphCaps(r.s.o.Caps.Graph))
 	if err != nil {
 		return nil, err
 	}
 	r.job.Notes = append(r.job.Notes, r.s.o.Caps.clamp(sel)...)
+	if err := r.measureHead(ctx, git, f.mirror); err != nil {
+		return nil, err
+	}
 	defer r.s.mirrorLocks.lock(f.mirror)()
 	return runner.AssembleFrom(ctx, git, r.job.RunID, r.dir, f.mirror, r.job.HeadSHA, sel, r.env, r.makeWorktree)
+}
+
+// measureHead refuses a head whose tree is over the server's checkout
+// limits, before anything of it is written: a few objects can name a
+// million files.
+func (r *prRun) measureHead(ctx context.Context, git *gitops.Git, mirror string) error {
+	lim := r.s.o.Caps.Checkout
+	if lim == (gitops.TreeLimits{}) {
+		return nil
+	}
+	size, err := git.MeasureTree(ctx, mirror, r.job.HeadSHA, lim)
+	if tl, ok := errors.AsType[*gitops.TreeTooLargeError](err); ok {
+		r.log.Warn("run: head tree over the checkout limits", "files", tl.Size.Files, "bytes", tl.Size.Bytes)
+		return checkoutTooLarge(tl)
+	}
+	if err != nil {
+		return err
+	}
+	r.log.Debug("run: head tree measured", "files", size.Files, "bytes", size.Bytes)
+	return nil
 }
 
 // resume prepares an interrupted run from its checkpoint; ok is false when
@@ -197,7 +223,12 @@ func (r *prRun) end(ctx context.Context, push *pusher, res *attractor.RunResult,
 		}
 	}
 	var ce *queue.CancelledError
+	var de *DiskReserveError
 	switch {
+	case errors.As(cause, &de):
+		r.log.Warn("run: stopped for the disk reserve", "setting", de.Setting)
+		r.complete(fctx, "fail", func(ctx context.Context) error { return r.rep.Fail(ctx, de.Error()) })
+		return nil
 	case errors.As(cause, &ce):
 		r.log.Info("run: cancelled", "reason", ce.Error())
 		r.complete(fctx, "cancel", func(ctx context.Context) error { return r.rep.Cancel(ctx, ce.Error()) })

@@ -150,6 +150,9 @@ type ServerOptions struct {
 	// (sandbox.caches.scope): a repository's runs (the default) or an
 	// installation's; never two installations'.
 	CacheScope caches.Scope
+	// Disk is what runs must leave free on the data dir's filesystem
+	// (disk.go); zero: no reserve.
+	Disk DiskReserve
 }
 
 // Server turns accepted deliveries into pull request runs: HandleEvent
@@ -162,6 +165,7 @@ type Server struct {
 	// run has its own gitops.Git (its own token source), and git's ref
 	// locks make concurrent fetches into one repository fail.
 	mirrorLocks keyedLocks
+	disk        *diskGuard
 }
 
 // NewServer checks opts.
@@ -188,7 +192,7 @@ func NewServer(o ServerOptions) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{o: o, log: log}, nil
+	return &Server{o: o, log: log, disk: newDiskGuard(o.DataDir, o.Disk, log)}, nil
 }
 
 // Handlers are the queue handlers of this server.

@@ -267,7 +267,7 @@ func TestDecodePolicy(t *testing.T) {
 		{name: "limits not a duration", yaml: "limits:\n  max_node_timeout: two hours\n",
 			wantErr: []string{"policy.yml:2:3: limits.max_node_timeout:", "write a duration such as 6h or 90m"}},
 		{name: "limits unknown key", yaml: "limits:\n  run_timeout: 3h\n",
-			wantErr: []string{`policy.yml:2:3: unknown key "run_timeout" in limits (known: max_run_timeout, max_node_timeout, max_runs_per_installation, max_runs_per_repository)`}},
+			wantErr: []string{`policy.yml:2:3: unknown key "run_timeout" in limits (known: max_run_timeout, max_node_timeout, max_runs_per_installation, max_runs_per_repository, max_graph_nodes, max_graph_edges, max_pipelines, max_checkout_files, max_checkout_bytes)`}},
 		{name: "run caps", yaml: "limits: {max_runs_per_installation: 4, max_runs_per_repository: 2}\n"},
 		{name: "run cap negative", yaml: "limits:\n  max_runs_per_repository: -1\n",
 			wantErr: []string{"policy.yml:2:3: limits.max_runs_per_repository: minimum: got -1, want 0"}},

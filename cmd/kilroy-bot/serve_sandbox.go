@@ -11,6 +11,7 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/runner/caches"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
+	appserver "github.com/kilroy-bot/kilroy-bot/server"
 )
 
 // sandboxPolicy is the `sandbox:` section of the server policy file:
@@ -31,6 +32,7 @@ type sandboxPolicy struct {
 	ReadOnly []string      `yaml:"read_only"`
 	Limits   sandboxLimits `yaml:"limits"`
 	Caches   sandboxCaches `yaml:"caches"`
+	Disk     sandboxDisk   `yaml:"disk"`
 }
 
 // sandboxCaches is `sandbox.caches`: what shares a cache directory under
@@ -65,6 +67,32 @@ func (c sandboxCaches) maxBytes() (int64, error) {
 		return 0, nil
 	}
 	return parseSize("sandbox.caches.max_bytes", c.MaxBytes)
+}
+
+// sandboxDisk is what runs must leave free on the data dir's filesystem
+// (server/disk.go): unset, the defaults; 0, no reserve.
+type sandboxDisk struct {
+	ReserveBytes  *int64 `yaml:"reserve_bytes"`
+	ReserveInodes *int64 `yaml:"reserve_inodes"`
+}
+
+// The defaults of sandbox.disk: room for the bot's own git work for other
+// repositories (a fetch, a checkout, a run's first files) while a run that
+// filled the disk is stopped.
+const (
+	defaultReserveBytes  = 1 << 30
+	defaultReserveInodes = 100_000
+)
+
+func (d sandboxDisk) reserve() appserver.DiskReserve {
+	r := appserver.DiskReserve{Bytes: defaultReserveBytes, Inodes: defaultReserveInodes}
+	if d.ReserveBytes != nil {
+		r.Bytes = *d.ReserveBytes
+	}
+	if d.ReserveInodes != nil {
+		r.Inodes = *d.ReserveInodes
+	}
+	return r
 }
 
 type sandboxLimits struct {

@@ -75,6 +75,7 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 		Logger:     w.Logger,
 		Pool:       pool,
 		CacheScope: scope,
+		Disk:       w.Config.Policy.Sandbox.Disk.reserve(),
 	})
 	if err != nil {
 		return runSide{}, err
