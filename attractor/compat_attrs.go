@@ -68,7 +68,7 @@ func foreignAttrs() map[string]foreignAttr {
 	const kilroy, mammoth = "Kilroy", "mammoth"
 	return map[string]foreignAttr{
 		"llm_prompt":                   {engine: kilroy, ours: "prompt"},
-		"max_visits":                   {ours: "max_node_visits"},
+		"max_visits":                   {engine: "tracker and Fabro", ours: "max_node_visits"},
 		"default_choice":               {engine: mammoth, ours: "human.default_choice"},
 		"context_fidelity_default":     {engine: kilroy, ours: "default_fidelity"},
 		"loop_restart_signature_limit": {engine: kilroy, ours: "failure_signature_limit"},

@@ -16,6 +16,7 @@ func (b *builder) check(w attrWhere, attrs []dot.Attr) []dot.Attr {
 	for _, a := range attrs {
 		b.checkAttrKey(w, a)
 		if f, ok := b.names.foreign[a.Key]; ok && f.ours != "" {
+			b.aliased[a.KeyPos] = a.Key
 			a.Key = f.ours // typed as ours
 		}
 		if te := checkValue(a.Key, a.Value); te != nil {

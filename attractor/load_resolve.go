@@ -30,6 +30,7 @@ func (b *builder) resolveGraph() {
 	p.FallbackRetryTarget = a.str("fallback_retry_target")
 	p.FailureSignatureLimit = a.intOr("failure_signature_limit", defaultFailureSignatureLimit)
 	p.MaxNodeVisits = a.intOr("max_node_visits", 0)
+	p.MaxNodeVisitsAttr = b.written(a, "max_node_visits")
 	p.DefaultFidelity = a.str("default_fidelity")
 	p.Retry = backoff(a, Backoff{defaultBackoffInitial, defaultBackoffFactor, defaultBackoffMax, defaultBackoffJitter})
 	b.stylesheet()
@@ -137,6 +138,7 @@ func (b *builder) resolveNode(n *Node) {
 	n.AllowPartial = a.boolOr("allow_partial", false)
 	n.AutoStatus = a.boolOr("auto_status", false)
 	n.MaxVisits = a.intOr("max_node_visits", 0)
+	n.MaxVisitsAttr = b.written(a, "max_node_visits")
 	n.Retry = backoff(a, p.Retry)
 	n.ToolCommand = a.str("tool_command")
 	if n.Kind == KindVerify {
@@ -154,6 +156,19 @@ func (b *builder) resolveNode(n *Node) {
 	}
 	n.Fidelity = a.str("fidelity")
 	n.ThreadID = a.str("thread_id")
+}
+
+// written returns the spelling key was written in where it is set: ours,
+// or the other engine's alias it was read from.
+func (b *builder) written(a Attrs, key string) string {
+	at, ok := a[key]
+	if !ok {
+		return ""
+	}
+	if w, ok := b.aliased[at.Pos]; ok {
+		return w
+	}
+	return key
 }
 
 func (b *builder) resolveEdge(e *Edge) {

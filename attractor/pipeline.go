@@ -57,7 +57,8 @@ type Pipeline struct {
 	RetryTarget           string
 	FallbackRetryTarget   string
 	FailureSignatureLimit int // default 3
-	MaxNodeVisits         int // 0 = unlimited
+	MaxNodeVisits         int    // 0 = unlimited
+	MaxNodeVisitsAttr     string // the attribute as written (max_node_visits, or max_visits); "" when unset
 	Retry                 Backoff
 	DefaultFidelity       string // default_fidelity; "" = unset
 
@@ -119,7 +120,8 @@ type Node struct {
 	Timeout             time.Duration // 0 = handler default
 	AllowPartial        bool
 	AutoStatus          bool
-	MaxVisits           int // max_node_visits on the node, 0 = graph value
+	MaxVisits           int    // max_node_visits on the node, 0 = graph value
+	MaxVisitsAttr       string // the attribute as written (max_node_visits, or max_visits); "" when unset
 	Retry               Backoff
 
 	ToolCommand   string // tool nodes

@@ -56,7 +56,7 @@ func Rules() []RuleInfo {
 		{RuleStartNoIncoming, SeverityError, "the start node has no incoming edges"},
 		{RuleExitNoOutgoing, SeverityError, "exit nodes have no outgoing edges"},
 		{RuleEdgeTargetExists, SeverityError, "both ends of every edge are declared nodes"},
-		{RuleReachability, SeverityWarning, "every node is reachable from the start node"},
+		{RuleReachability, SeverityError, "every node is reachable from the start node"},
 		{RuleExitReachable, SeverityError, "every node can reach an exit"},
 		{RuleConditionSyntax, SeverityError, "edge conditions parse"},
 		{RuleConditionContextKey, SeverityWarning, "context keys in conditions are written context.KEY"},

@@ -182,7 +182,8 @@ func (v *validator) nodeIDs() []string {
 	return out
 }
 
-// reachability warns about nodes no path from the start reaches. It needs
+// reachability reports nodes no path from the start reaches (an error, as
+// spec §7.2 says: such a node is a mistake, and it never runs). It needs
 // exactly one start; start_node reports the rest.
 func (v *validator) reachability() {
 	starts := v.nodesOfKind(KindStart)
