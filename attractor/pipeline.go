@@ -56,7 +56,7 @@ type Pipeline struct {
 	DefaultMaxRetries     int
 	RetryTarget           string
 	FallbackRetryTarget   string
-	FailureSignatureLimit int // default 3
+	FailureSignatureLimit int    // default 3
 	MaxNodeVisits         int    // 0 = unlimited
 	MaxNodeVisitsAttr     string // the attribute as written (max_node_visits, or max_visits); "" when unset
 	Retry                 Backoff
