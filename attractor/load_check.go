@@ -47,8 +47,13 @@ func (b *builder) condition(v dot.Value) {
 		return
 	}
 	b.conds[v.Pos] = c
-	for _, cl := range c.Clauses {
-		b.conditionClause(v, cl)
+	for _, all := range c.Any {
+		for _, cl := range all {
+			b.conditionClause(v, cl)
+		}
+	}
+	for _, n := range c.Notes {
+		b.r.at(RuleDialectAlias, posIn(v, n.Offset), n.Msg, n.Fix)
 	}
 }
 

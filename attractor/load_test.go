@@ -277,7 +277,7 @@ func TestLoadEdges(t *testing.T) {
 	if e0.Condition == nil || e0.Condition != e1.Condition {
 		t.Errorf("chained hops should share one parsed condition: %p %p", e0.Condition, e1.Condition)
 	}
-	want := &Condition{Source: "outcome=ok", Clauses: []Clause{{"outcome", OpEq, "success"}}}
+	want := &Condition{Source: "outcome=ok", Any: [][]Clause{{{"outcome", OpEq, "success"}}}}
 	if diff := cmp.Diff(e0.Condition, want); diff != "" {
 		t.Errorf("condition (-got +want):\n%s", diff)
 	}

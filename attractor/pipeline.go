@@ -211,19 +211,35 @@ type StyleDecl struct {
 	Pos      dot.Pos // source position of the property (set by Load)
 }
 
-// Condition is a parsed edge condition: clauses joined by &&.
+// Condition is a parsed edge condition: alternatives joined by ||, each
+// clauses joined by && (&& binds tighter, as in Fabro). A negated clause
+// (!) is stored as its complement (!outcome=success is outcome!=success).
 type Condition struct {
-	Source  string // as written
-	Clauses []Clause
+	Source string // as written
+	// Any holds the alternatives: the condition holds when every clause
+	// of one of them holds. A condition without || has one.
+	Any [][]Clause
+	// Notes are constructs of other engines' condition languages read as
+	// ours (Fabro's outcome spellings, ||, !, contains), for Load to warn.
+	Notes []ConditionNote
+}
+
+// ConditionNote is a construct read as ours, at a byte offset of Source.
+type ConditionNote struct {
+	Offset   int
+	Msg, Fix string
 }
 
 // Op is a condition operator.
 type Op string
 
 const (
-	OpEq     Op = "="
-	OpNe     Op = "!="
-	OpTruthy Op = "" // bare key: true when the resolved value is non-empty and not "false"/"0"
+	OpEq          Op = "="
+	OpNe          Op = "!="
+	OpTruthy      Op = ""          // bare key: true when the resolved value is non-empty and not "false"/"0"
+	OpFalsy       Op = "!"         // !key: the negation of OpTruthy
+	OpContains    Op = "contains"  // substring of the value, or member of a JSON array value
+	OpNotContains Op = "!contains" // the negation of OpContains
 )
 
 // Clause is `key op literal`. Key is "outcome", "preferred_label" or

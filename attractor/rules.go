@@ -33,6 +33,7 @@ const (
 	RuleFailPathMissing      = "fail_path_missing"
 	RuleDurationUnrenderable = "duration_unrenderable"
 	RuleFidelityValid        = "fidelity_valid"
+	RuleDialectAlias         = "dialect_alias"
 )
 
 // RuleInfo describes one rule.
@@ -76,6 +77,7 @@ func Rules() []RuleInfo {
 		{RuleFailPathMissing, SeverityWarning, "a failed outcome has somewhere to go"},
 		{RuleDurationUnrenderable, SeverityInfo, "durations are quoted so Graphviz can render the file"},
 		{RuleFidelityValid, SeverityWarning, "fidelity modes are known"},
+		{RuleDialectAlias, SeverityWarning, "another engine's construct that means the same here is written our way"},
 	}
 }
 
