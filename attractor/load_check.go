@@ -35,6 +35,7 @@ func (b *builder) check(w attrWhere, attrs []dot.Attr) []dot.Attr {
 		if a.Key == "condition" {
 			b.condition(a.Value)
 		}
+		b.dialectValue(w, a)
 	}
 	return b.names.canonical(attrs)
 }
@@ -92,7 +93,12 @@ func (b *builder) stylesheet() {
 	for i := range rules {
 		rules[i].Pos = posIn(a.Value, rules[i].Offset)
 		for j := range rules[i].Decls {
-			rules[i].Decls[j].Pos = posIn(a.Value, rules[i].Decls[j].Offset)
+			d := &rules[i].Decls[j]
+			d.Pos = posIn(a.Value, d.Offset)
+			if d.Alias != "" {
+				b.r.at(RuleDialectAlias, d.Pos, fmt.Sprintf("stylesheet property %s is Fabro's name for %s: read as %s", d.Alias, d.Property, d.Property),
+					fmt.Sprintf("write %s:", d.Property))
+			}
 		}
 	}
 	b.p.Stylesheet = rules

@@ -49,7 +49,10 @@ func backoff(a Attrs, def Backoff) Backoff {
 func (b *builder) resolveNodes() {
 	for _, n := range b.p.Nodes {
 		a := n.Attrs
-		n.Shape = cmpOr(a.str("shape"), "box")
+		n.Shape = a.str("shape")
+		if n.Shape == "" {
+			n.Shape = b.scriptShape(n)
+		}
 		n.Type = a.str("type")
 		n.Kind = nodeKind(n.Shape, n.Type)
 		n.Classes = mergeClasses(splitList(a.str("class")), b.derived[n])
@@ -66,13 +69,17 @@ func cmpOr(s, def string) string {
 }
 
 // nodeKind is the explicit type, else the shape's kind. An unknown shape
-// runs as an agent step (spec §4.2), which shape_agent warns about.
+// runs as an agent step (spec §4.2), which shape_agent warns about; a
+// shape another engine defines selects no handler (dialect_foreign).
 func nodeKind(shape, typ string) Kind {
 	if typ != "" {
 		return Kind(typ)
 	}
 	if k, ok := shapeKind(shape); ok {
 		return k
+	}
+	if foreignShape(shape) != nil {
+		return ""
 	}
 	return KindCodergen
 }
@@ -177,7 +184,7 @@ func (b *builder) resolveEdge(e *Edge) {
 	if c, ok := a["condition"]; ok {
 		e.Condition = b.conds[c.Value.Pos]
 	}
-	e.Weight = a.intOr("weight", 0)
+	e.Weight = a.floatOr("weight", 0)
 	e.LoopRestart = a.boolOr("loop_restart", false)
 	e.Fidelity = a.str("fidelity")
 	e.ThreadID = a.str("thread_id")

@@ -109,7 +109,7 @@ func TestLoadEdgeDefaultsScoped(t *testing.T) {
 	}`)
 	var got []string
 	for _, e := range p.Edges {
-		got = append(got, e.From+">"+e.To+":"+itoa(e.Weight)+":"+e.Fidelity+":"+e.Label)
+		got = append(got, e.From+">"+e.To+":"+itoa(int(e.Weight))+":"+e.Fidelity+":"+e.Label)
 	}
 	want := []string{"a>b:5::", "b>c:7:full:x", "c>d:1::"}
 	if diff := cmp.Diff(got, want); diff != "" {

@@ -150,7 +150,7 @@ type Edge struct {
 	FromPos     dot.Pos
 	Label       string
 	Condition   *Condition // nil when unconditional
-	Weight      int
+	Weight      float64    // a number: integers in our dialect, fractions in samueljklee's and Fabro's
 	LoopRestart bool
 	Fidelity    string
 	ThreadID    string
@@ -209,6 +209,7 @@ type StyleDecl struct {
 	Value    string
 	Offset   int     // byte offset of the property in the stylesheet text
 	Pos      dot.Pos // source position of the property (set by Load)
+	Alias    string  // the property as written when it is another engine's name (Fabro's model), else ""
 }
 
 // Condition is a parsed edge condition: alternatives joined by ||, each

@@ -34,6 +34,7 @@ const (
 	RuleDurationUnrenderable = "duration_unrenderable"
 	RuleFidelityValid        = "fidelity_valid"
 	RuleDialectAlias         = "dialect_alias"
+	RuleDialectForeign       = "dialect_foreign"
 )
 
 // RuleInfo describes one rule.
@@ -78,6 +79,7 @@ func Rules() []RuleInfo {
 		{RuleDurationUnrenderable, SeverityInfo, "durations are quoted so Graphviz can render the file"},
 		{RuleFidelityValid, SeverityWarning, "fidelity modes are known"},
 		{RuleDialectAlias, SeverityWarning, "another engine's construct that means the same here is written our way"},
+		{RuleDialectForeign, SeverityError, "no construct of another engine that means something else here or that kilroy-bot does not run"},
 	}
 }
 

@@ -27,6 +27,7 @@ func validate(p *Pipeline, cfg loadConfig) Diagnostics {
 		v.node(n)
 	}
 	v.graphTargets()
+	v.otherEngines()
 	v.fidelity()
 	v.failRouting()
 	v.r.diags.Sort()
