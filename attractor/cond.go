@@ -31,13 +31,14 @@ func ParseCondition(src string) (*Condition, error) {
 		return nil, nil
 	}
 	c := &Condition{Source: src}
+	ps := &condParser{c: c}
 	for lo := 0; ; {
 		hi := indexOutsideQuotes(src, lo, "||")
 		if hi < len(src) && len(c.Any) == 0 {
-			c.note(hi, "|| is Fabro's extension of the condition language: read as or, with && binding tighter",
+			ps.note(hi, "|| is Fabro's extension of the condition language: read as or, with && binding tighter",
 				"keep it, or write one edge per alternative so other engines read it too")
 		}
-		all, err := c.parseAll(src, lo, hi)
+		all, err := ps.parseAll(src, lo, hi)
 		if err != nil {
 			return nil, err
 		}
@@ -49,8 +50,14 @@ func ParseCondition(src string) (*Condition, error) {
 	}
 }
 
+// condParser parses one condition; it notes each extension once.
+type condParser struct {
+	c                  *Condition
+	notedNot, notedHas bool
+}
+
 // parseAll parses the clauses joined by && in src[lo:hi].
-func (c *Condition) parseAll(src string, lo, hi int) ([]Clause, error) {
+func (c *condParser) parseAll(src string, lo, hi int) ([]Clause, error) {
 	var all []Clause
 	for {
 		end := indexOutsideQuotes(src[:hi], lo, "&&")
@@ -66,8 +73,8 @@ func (c *Condition) parseAll(src string, lo, hi int) ([]Clause, error) {
 	}
 }
 
-func (c *Condition) note(off int, msg, fix string) {
-	c.Notes = append(c.Notes, ConditionNote{Offset: off, Msg: msg, Fix: fix})
+func (c *condParser) note(off int, msg, fix string) {
+	c.c.Notes = append(c.c.Notes, ConditionNote{Offset: off, Msg: msg, Fix: fix})
 }
 
 // indexOutsideQuotes returns the index of sep in s[from:] that is not
@@ -111,14 +118,15 @@ func condErr(off int, fix, format string, args ...any) error {
 
 const condFix = `write clauses like outcome=success, preferred_label="Fix", context.tests_passed=true, joined by &&`
 
-func (c *Condition) parseClause(src string, lo, hi int) (Clause, error) {
+func (c *condParser) parseClause(src string, lo, hi int) (Clause, error) {
 	cl := trimSpan(src, lo, hi)
 	if cl.text == "" {
 		return Clause{}, condErr(lo, fmt.Sprintf("remove the extra %s or add a clause", adjacentOp(src, lo, hi)), "empty clause in condition %q", src)
 	}
 	neg := false
 	for strings.HasPrefix(cl.text, "!") && !strings.HasPrefix(cl.text, "!=") {
-		if !neg && !c.negates() {
+		if !c.notedNot {
+			c.notedNot = true
 			c.note(cl.off, "! is Fabro's extension of the condition language: read as not",
 				"keep it, or write the negated operator (outcome!=success) so other engines read it too")
 		}
@@ -133,16 +141,6 @@ func (c *Condition) parseClause(src string, lo, hi int) (Clause, error) {
 		return out, err
 	}
 	return out.negated(), nil
-}
-
-// negates reports whether a ! was already noted.
-func (c *Condition) negates() bool {
-	for _, n := range c.Notes {
-		if strings.HasPrefix(n.Msg, "! ") {
-			return true
-		}
-	}
-	return false
 }
 
 // adjacentOp names the operator next to the empty clause src[lo:hi].
@@ -173,7 +171,7 @@ func (cl Clause) negated() Clause {
 }
 
 // parsePositive parses a clause without a leading !.
-func (c *Condition) parsePositive(cl span) (Clause, error) {
+func (c *condParser) parsePositive(cl span) (Clause, error) {
 	if strings.HasPrefix(cl.text, "(") {
 		return Clause{}, condErr(cl.off, "write alternatives of && clauses, a && b || c (&& binds tighter), or one edge per alternative",
 			"parentheses are not supported in conditions")
@@ -229,7 +227,7 @@ func wordOp(s string) (string, int) {
 // wordClause parses `key contains literal` (Fabro, attractor-kotlin) and
 // `key !contains literal` (attractor-kotlin), and refuses Fabro's
 // regular-expression `matches`.
-func (c *Condition) wordClause(cl span, word string, at int) (Clause, error) {
+func (c *condParser) wordClause(cl span, word string, at int) (Clause, error) {
 	if word == "matches" {
 		return Clause{}, condErr(cl.off+at, relationalFix, "unsupported operator \"matches\" in condition: Fabro's regular-expression match is not part of this dialect")
 	}
@@ -244,8 +242,11 @@ func (c *Condition) wordClause(cl span, word string, at int) (Clause, error) {
 	if err != nil {
 		return Clause{}, err
 	}
-	c.note(cl.off+at, fmt.Sprintf("%s is Fabro's and attractor-kotlin's extension of the condition language: read as a substring test (or membership, for a JSON array value)", word),
-		"keep it, or have the step write the verdict (context.KEY=true) so other engines read it too")
+	if !c.notedHas {
+		c.notedHas = true
+		c.note(cl.off+at, fmt.Sprintf("%s is Fabro's and attractor-kotlin's extension of the condition language: read as a substring test (or membership, for a JSON array value)", word),
+			"keep it, or have the step write the verdict (context.KEY=true) so other engines read it too")
+	}
 	return Clause{Key: key.text, Op: Op(word), Value: val}, nil
 }
 
@@ -335,7 +336,7 @@ func isIdent(s string) bool {
 // the status so that conditions compare against one spelling. An outcome
 // that is no status but an identifier is a custom outcome, lower-cased as
 // ParseStatus lower-cases what status files write.
-func (c *Condition) parseLiteral(lit span, key string) (string, error) {
+func (c *condParser) parseLiteral(lit span, key string) (string, error) {
 	val, err := unquoteLiteral(lit)
 	if err != nil || key != "outcome" {
 		return val, err
