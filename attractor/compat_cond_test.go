@@ -184,3 +184,29 @@ func TestRunOtherEnginesConditions(t *testing.T) {
 		})
 	}
 }
+
+// FuzzConditionNegation: a clause that parses negates with a leading !,
+// and the negation holds exactly when the clause does not, whatever the
+// outcome and context (an unset key included).
+func FuzzConditionNegation(f *testing.F) {
+	for _, s := range []string{"outcome=succeeded", "context.x", "context.x contains a", "context.x !contains a",
+		`preferred_label!="Fix"`, "context.tags contains slow", "!context.x=1"} {
+		f.Add(s, "success", "a")
+	}
+	f.Fuzz(func(t *testing.T, src, outcome, val string) {
+		c, err := ParseCondition(src)
+		if err != nil || c == nil || len(c.Any) != 1 || len(c.Any[0]) != 1 {
+			return
+		}
+		n, err := ParseCondition("!" + src)
+		if err != nil {
+			t.Fatalf("%q parses but !%q does not: %v", src, src, err)
+		}
+		for _, set := range []bool{false, true} {
+			v := CondVars{Outcome: Status(outcome), PreferredLabel: val, Context: func(string) (string, bool) { return val, set }}
+			if c.Eval(v) == n.Eval(v) {
+				t.Fatalf("%q and !%q both %v (outcome %q, value %q set %v)", src, src, c.Eval(v), outcome, val, set)
+			}
+		}
+	})
+}

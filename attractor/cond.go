@@ -468,19 +468,7 @@ func allCanMatch(all []Clause, s Status) bool {
 	return true
 }
 
-// Names reports whether some alternative of c has a clause outcome=s.
-func (c *Condition) Names(s Status) bool {
-	if c == nil {
-		return false
-	}
-	for _, all := range c.Any {
-		if namesOutcome(all, s) {
-			return true
-		}
-	}
-	return false
-}
-
+// namesOutcome reports whether all has the clause outcome=s.
 func namesOutcome(all []Clause, s Status) bool {
 	for _, cl := range all {
 		if cl.Key == "outcome" && cl.Op == OpEq && cl.Value == string(s) {
