@@ -179,12 +179,12 @@ func TestParallelFailureRoutesLikeAnyFail(t *testing.T) {
 	}{
 		{
 			name:     "condition edge on the fan-in",
-			edges:    `join -> report [condition="outcome=fail"]; report -> exit`,
+			edges:    `report [shape=parallelogram, tool_command="true"]; join -> report [condition="outcome=fail"]; report -> exit`,
 			wantPath: []string{"start", "unit", "lint", "fan", "join", "report", "exit"},
 		},
 		{
 			name:     "diamond after the fan-in",
-			edges:    `join -> gate; gate [shape=diamond]; gate -> report [condition="outcome=fail"]; gate -> exit [condition="outcome=success"]; report -> exit`,
+			edges:    `report [shape=parallelogram, tool_command="true"]; join -> gate; gate [shape=diamond]; gate -> report [condition="outcome=fail"]; gate -> exit [condition="outcome=success"]; report -> exit`,
 			wantPath: []string{"start", "unit", "lint", "fan", "join", "gate", "report", "exit"},
 		},
 		{
@@ -206,7 +206,6 @@ func TestParallelFailureRoutesLikeAnyFail(t *testing.T) {
 				fan [shape=component%s]
 				%s
 				lint [shape=octagon, command="true"]
-				report [shape=parallelogram, tool_command="true"]
 				join [shape=tripleoctagon%s]
 				start -> fan
 				fan -> unit -> join

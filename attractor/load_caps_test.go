@@ -102,7 +102,7 @@ func TestLoadRefusesGraphsOverCaps(t *testing.T) {
 		{"nodes over the default", genFlat(DefaultMaxNodes - 1), GraphCaps{}, Diagnostics{{Rule: RuleSyntax, Severity: SeverityError,
 			File: "big.dot", Line: 1, Col: colOf(genFlat(DefaultMaxNodes-1), " x"+base36(DefaultMaxNodes-2)+" ") + 1,
 			Message: "big.dot has more than 10000 nodes, the most a pipeline may have (server policy limits.max_graph_nodes)", Fix: fix}}},
-		{"nodes at a cap", genFlat(8), GraphCaps{MaxNodes: 10}, nil},
+		{"nodes at a cap", []byte("digraph g { start [shape=Mdiamond]; exit [shape=Msquare]; node [shape=parallelogram, tool_command=true]; x0; x1; x2; x3; x4; x5; x6; x7; start -> x0 -> x1 -> x2 -> x3 -> x4 -> x5 -> x6 -> x7 -> exit }"), GraphCaps{MaxNodes: 10}, nil},
 		{"nodes over a cap", genFlat(9), GraphCaps{MaxNodes: 10}, Diagnostics{{Rule: RuleSyntax, Severity: SeverityError,
 			File: "big.dot", Line: 1, Col: colOf(genFlat(9), " x8 ") + 1,
 			Message: "big.dot has more than 10 nodes, the most a pipeline may have (server policy limits.max_graph_nodes)", Fix: fix}}},

@@ -57,7 +57,7 @@ func selectEdge(edges []*Edge, o Outcome, vars CondVars, isConditional func(id s
 		}
 	}
 	if o.Status.Custom() {
-		return selectCustom(matched, unconditional, o.Status)
+		return selectCustom(matched, unconditional, o.Status, vars)
 	}
 	if len(matched) > 0 {
 		return selection{bestEdge(matched), ByCondition}, true
@@ -93,10 +93,11 @@ func selectEdge(edges []*Edge, o Outcome, vars CondVars, isConditional func(id s
 }
 
 // selectCustom routes a custom outcome: only a condition that names it
-// (outcome=VALUE) or an edge labelled with it may carry it; anything else
-// (an unconditional edge, outcome!=fail) was written for other outcomes.
-func selectCustom(matched, unconditional []*Edge, st Status) (selection, bool) {
-	matched = slices.DeleteFunc(matched, func(e *Edge) bool { return !e.Condition.Names(st) })
+// (outcome=VALUE, in the alternative that holds) or an edge labelled with
+// it may carry it; anything else (an unconditional edge, outcome!=fail)
+// was written for other outcomes.
+func selectCustom(matched, unconditional []*Edge, st Status, vars CondVars) (selection, bool) {
+	matched = slices.DeleteFunc(matched, func(e *Edge) bool { return !e.Condition.namesHolding(st, vars) })
 	if len(matched) > 0 {
 		return selection{bestEdge(matched), ByCondition}, true
 	}

@@ -35,6 +35,8 @@ const (
 	RuleFidelityValid        = "fidelity_valid"
 	RuleParallelTolerates    = "parallel_tolerates_failure"
 	RuleParallelWaitAll      = "parallel_wait_all"
+	RuleDialectAlias         = "dialect_alias"
+	RuleDialectForeign       = "dialect_foreign"
 )
 
 // RuleInfo describes one rule.
@@ -58,7 +60,7 @@ func Rules() []RuleInfo {
 		{RuleStartNoIncoming, SeverityError, "the start node has no incoming edges"},
 		{RuleExitNoOutgoing, SeverityError, "exit nodes have no outgoing edges"},
 		{RuleEdgeTargetExists, SeverityError, "both ends of every edge are declared nodes"},
-		{RuleReachability, SeverityWarning, "every node is reachable from the start node"},
+		{RuleReachability, SeverityError, "every node is reachable from the start node"},
 		{RuleExitReachable, SeverityError, "every node can reach an exit"},
 		{RuleConditionSyntax, SeverityError, "edge conditions parse"},
 		{RuleConditionContextKey, SeverityWarning, "context keys in conditions are written context.KEY"},
@@ -80,6 +82,8 @@ func Rules() []RuleInfo {
 		{RuleFidelityValid, SeverityWarning, "fidelity modes are known"},
 		{RuleParallelTolerates, SeverityWarning, "a parallel node that tolerates failing branches says so"},
 		{RuleParallelWaitAll, SeverityInfo, "a failing branch fails the run where other engines go on"},
+		{RuleDialectAlias, SeverityWarning, "another engine's construct that means the same here is written our way"},
+		{RuleDialectForeign, SeverityError, "no construct of another engine that means something else here or that kilroy-bot does not run"},
 	}
 }
 

@@ -27,6 +27,7 @@ func validate(p *Pipeline, cfg loadConfig) Diagnostics {
 		v.node(n)
 	}
 	v.graphTargets()
+	v.otherEngines()
 	v.fidelity()
 	v.failRouting()
 	v.r.diags.Sort()
@@ -201,7 +202,8 @@ func (v *validator) nodeIDs() []string {
 	return out
 }
 
-// reachability warns about nodes no path from the start reaches. It needs
+// reachability reports nodes no path from the start reaches (an error, as
+// spec §7.2 says: such a node is a mistake, and it never runs). It needs
 // exactly one start; start_node reports the rest.
 func (v *validator) reachability() {
 	starts := v.nodesOfKind(KindStart)

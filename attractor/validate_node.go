@@ -19,13 +19,13 @@ func (v *validator) node(n *Node) {
 func (v *validator) shapeAndType(n *Node) {
 	if n.Type == "" {
 		// Shape is empty only on hand-built nodes, which set Kind directly.
-		if _, ok := shapeKind(n.Shape); !ok && n.Shape != "" {
+		if _, ok := shapeKind(n.Shape); !ok && n.Shape != "" && foreignShape(n.Shape) == nil {
 			v.unknownShape(n)
 		}
 		return
 	}
-	if v.knownType(n.Type) {
-		return
+	if v.knownType(n.Type) || foreignType(n.Type) != nil {
+		return // dialect_foreign reports another engine's type
 	}
 	known := v.knownTypes()
 	fix := "use a built-in type (" + joinList(known) + ") or register the handler"

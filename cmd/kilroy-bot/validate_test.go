@@ -133,7 +133,7 @@ func TestValidateJSON(t *testing.T) {
 			got = append(got, d)
 		}
 	}
-	if len(all) != 2 { // plus exit's reachability warning
+	if len(all) != 2 { // plus exit's reachability error
 		t.Errorf("%d diagnostics, want 2: %s", len(all), out)
 	}
 	want := []map[string]any{{
