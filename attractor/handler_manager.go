@@ -45,6 +45,9 @@ func (r *run) manage(ctx context.Context, s *Stage) (Outcome, error) {
 	cr := r.childRun(child, f)
 	o, err := cr.runChild(ctx, ms)
 	r.st.NextNode = f.resume // the child moved it; the house's own step sets it
+	if err == nil && o.Status == StatusFail {
+		f.rollback()
+	}
 	f.clear()
 	r.st.dropGoalGates(n.ID + childSep)
 	if err != nil {
@@ -85,6 +88,7 @@ func (cr *run) runChild(ctx context.Context, ms managerSpec) (Outcome, error) {
 		}
 		cur = start.ID
 		cr.st.forgetChild(prefix)
+		f.keepBase()
 	}
 	for {
 		if prev := cr.main.prevOutcome; ms.stop != nil && cycles > 0 && prev != nil && ms.stop.Eval(cr.condVars(cr.main, *prev)) {

@@ -14,7 +14,8 @@ import (
 // the parallel node around it). A resumed run executes that node again;
 // the house finds its note and continues its child there. A nested
 // house notes its own position, and its parent notes the nested house.
-// The notes are removed when the house ends.
+// The notes are removed when the house ends. A third note keeps the
+// context as the child started, for a failed child to roll back to.
 type managerFrame struct {
 	house  *Node
 	parent *managerFrame // the frame whose child holds house; nil at depth 1
@@ -26,6 +27,45 @@ type managerFrame struct {
 
 func (f *managerFrame) nextKey() string   { return "internal.manager." + f.house.ID + ".next" }
 func (f *managerFrame) cyclesKey() string { return "internal.manager." + f.house.ID + ".cycles" }
+func (f *managerFrame) baseKey() string   { return "internal.manager." + f.house.ID + ".base" }
+
+// managerKeyPrefix starts the keys of every frame's notes.
+const managerKeyPrefix = "internal.manager."
+
+// keepBase notes the context as the child starts, which a failed child
+// rolls back to (rollback). It is journaled like the other notes, so a
+// resumed house can still roll back.
+func (f *managerFrame) keepBase() {
+	base := map[string]any{}
+	for _, k := range f.rc.Keys() {
+		if !strings.HasPrefix(k, managerKeyPrefix) {
+			base[k], _ = f.rc.Get(k)
+		}
+	}
+	f.rc.Set(f.baseKey(), base)
+}
+
+// rollback undoes what a failed child wrote to the context: a failed
+// child's context never reaches the parent, where a condition on it could
+// route the failure as if the child had done its work. Frames' notes are
+// left alone.
+func (f *managerFrame) rollback() {
+	v, ok := f.rc.Get(f.baseKey())
+	base, _ := v.(map[string]any)
+	if !ok || base == nil {
+		return
+	}
+	for _, k := range f.rc.Keys() {
+		if _, kept := base[k]; !kept && !strings.HasPrefix(k, managerKeyPrefix) {
+			f.rc.delete(k)
+		}
+	}
+	for k, was := range base {
+		if cur, ok := f.rc.Get(k); !ok || !sameValue(cur, was) {
+			f.rc.Set(k, was)
+		}
+	}
+}
 
 // pin notes that the child continues at next and returns the node of the
 // run's own pipeline a resume starts at.
@@ -60,7 +100,7 @@ func (f *managerFrame) resumePoint() (next string, cycles int, ok bool) {
 
 // clear removes the frame's notes from the context.
 func (f *managerFrame) clear() {
-	for _, k := range []string{f.nextKey(), f.cyclesKey()} {
+	for _, k := range []string{f.nextKey(), f.cyclesKey(), f.baseKey()} {
 		if _, ok := f.rc.Get(k); ok {
 			f.rc.delete(k)
 		}

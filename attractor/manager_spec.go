@@ -20,7 +20,9 @@ import (
 // child's own exit and goal gates. Between child nodes the manager checks
 // manager.stop_condition; manager.max_cycles bounds the child's node steps.
 // The child shares the house's context, so what it writes reaches the
-// parent as it happens. There is nothing to poll, so manager.poll_interval
+// parent as it happens; when the child fails, its writes are rolled back
+// (a condition on them must not route the failure as if the child had
+// done its work) and only stack.child.* says what happened. There is nothing to poll, so manager.poll_interval
 // is accepted and unused; steering (manager.actions=steer) has no meaning
 // for a child the engine itself runs and is refused with a warning.
 

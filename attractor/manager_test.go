@@ -209,35 +209,42 @@ func TestManagerLoopFailingChildFailsHouse(t *testing.T) {
 	if containsNode(res.Completed, "after") {
 		t.Errorf("the run went on after a failed child: %v", res.Completed)
 	}
-	if got := res.Context[childStatusKey]; got != nil {
-		// The run stopped at h: its context updates were applied there.
-		if got != childFailed {
-			t.Errorf("%s = %v, want %s", childStatusKey, got, childFailed)
-		}
+	if got := res.Context[childStatusKey]; got != childFailed {
+		t.Errorf("%s = %v, want %s", childStatusKey, got, childFailed)
 	}
 }
 
+// A failed child's house routes like any failed node; what the child
+// wrote to the context before it failed is rolled back, so a condition on
+// it cannot route the failure as if the child had done its work.
 func TestManagerLoopFailureRoutes(t *testing.T) {
 	h := newHarness(t)
 	h.writeChild("kids/child.dot", `digraph child {
   start [shape=Mdiamond]
+  mark  [shape=parallelogram, tool_command="`+strings.ReplaceAll(setCtx("review", "approved"), `"`, `\"`)+`"]
   test  [shape=octagon, command="exit 1"]
   exit  [shape=Msquare]
-  start -> test -> exit
+  start -> mark -> test -> exit
 }
 `)
 	res := h.run(mustLoad(t, `digraph parent {
   start [shape=Mdiamond]
   h     [shape=house, stack.child_dotfile="kids/child.dot"]
+  ship  [shape=parallelogram, tool_command="true"]
   fixup [shape=parallelogram, tool_command="true"]
   done  [shape=Msquare]
   start -> h -> done
+  h -> ship [condition="context.review=approved"]
   h -> fixup [condition="outcome=fail"]
+  ship -> done
   fixup -> done
 }
 `))
-	if res.Status != StatusSuccess || !containsNode(res.Completed, "fixup") {
-		t.Fatalf("status %s, completed %v: want the failure routed to fixup", res.Status, res.Completed)
+	if res.Status != StatusSuccess || !containsNode(res.Completed, "fixup") || containsNode(res.Completed, "ship") {
+		t.Fatalf("status %s, completed %v: want the failure routed to fixup, not to ship", res.Status, res.Completed)
+	}
+	if got, ok := res.Context["review"]; ok {
+		t.Errorf("context review = %v: a failed child's context reached the parent", got)
 	}
 	if got := res.Context[childStatusKey]; got != childFailed {
 		t.Errorf("%s = %v, want %s", childStatusKey, got, childFailed)
