@@ -410,6 +410,8 @@ func TestValidateManagerChild(t *testing.T) {
 			[]string{"condition_syntax: node \"loop\": manager.stop_condition"}},
 		{"unknown manager attribute", `stack.child_dotfile="kids/ok.dot", manager.stop="x"`, map[string]string{"kids/ok.dot": childThreeSteps},
 			[]string{`attr_known: unknown node attribute "manager.stop": nothing reads it; did you mean "manager.stop_condition"?`}},
+		{"autostart off", `stack.child_dotfile="kids/ok.dot", stack.child_autostart=false`, map[string]string{"kids/ok.dot": childThreeSteps},
+			[]string{"manager_loop: stack.child_autostart=false is ignored"}},
 		{"spec attributes", `stack.child_dotfile="kids/ok.dot", manager.poll_interval="30s", manager.max_cycles=5, manager.stop_condition="context.stack.child.status=completed", stack.child_autostart=true, manager.actions="observe,wait"`,
 			map[string]string{"kids/ok.dot": childThreeSteps}, nil},
 	}
@@ -457,5 +459,36 @@ func TestValidateManagerChildSymlinkOut(t *testing.T) {
 	_, ds, err := Load("ci.dot", []byte(src), WithRepoDir(repo))
 	if err == nil || !hasRule(ds, RuleManagerChild) {
 		t.Errorf("a child linked from outside the repository validates: %v\n%s", err, formatDiags(ds))
+	}
+}
+
+// A house in a parallel branch runs its child there; the child's
+// checkpoints resume at the parallel node, as the branch's own do.
+func TestManagerLoopInParallelBranch(t *testing.T) {
+	h := newHarness(t)
+	h.writeChild("kids/child.dot", childThreeSteps)
+	res := h.run(mustLoad(t, `digraph parent {
+  start [shape=Mdiamond]
+  fan   [shape=component]
+  h     [shape=house, stack.child_dotfile="kids/child.dot"]
+  other [shape=parallelogram, tool_command="true"]
+  join  [shape=tripleoctagon]
+  done  [shape=Msquare]
+  start -> fan
+  fan -> h -> join
+  fan -> other -> join
+  join -> done
+}
+`))
+	if res.Status != StatusSuccess {
+		t.Fatalf("status = %s (%s), want success", res.Status, res.FailureReason)
+	}
+	for _, c := range h.host.checkpoints {
+		if strings.HasPrefix(c.Node.ID, "h/") && c.State.NextNode != "fan" {
+			t.Errorf("checkpoint %s: NextNode %q, want fan", c.Node.ID, c.State.NextNode)
+		}
+	}
+	if !containsNode(res.Completed, "h/check") || res.Outcomes["h"].Status != StatusSuccess {
+		t.Errorf("completed %v, house %+v: want the child run in the branch", res.Completed, res.Outcomes["h"])
 	}
 }

@@ -32,6 +32,11 @@ func (v *validator) managerLoop(n *Node) {
 		return
 	}
 	v.managerActions(n)
+	if !n.Attrs.boolOr(attrChildAutostart, true) {
+		v.r.node(RuleManagerLoop, n, attrPos(n.Attrs, attrChildAutostart, n.Pos),
+			fmt.Sprintf("node %q: stack.child_autostart=false is ignored: the child always starts with the house node, which runs it; there is no child started elsewhere to supervise", n.ID),
+			"drop stack.child_autostart")
+	}
 	if src := strings.TrimSpace(n.Attrs.str(attrStopCondition)); src != "" {
 		if _, err := ParseCondition(src); err != nil {
 			v.r.node(RuleConditionSyntax, n, attrPos(n.Attrs, attrStopCondition, n.Pos),
