@@ -154,3 +154,29 @@ func TestResumeInsideManagerLoop(t *testing.T) {
 		t.Errorf("run branch files (-got +want):\n%s", diff)
 	}
 }
+
+// A house in a parallel branch, which `run` gives a worktree of its own:
+// the child runs there and its work reaches the run through the fan-in.
+func TestRunManagerLoopInParallelBranch(t *testing.T) {
+	needSandbox(t)
+	files := houseRepoFiles(childDOT("test -f built.txt"))
+	files[".kilroy/ci.dot"] = dotFor(`
+  fan   [shape=component]
+  loop  [shape=house, stack.child_dotfile=".kilroy/child.dot"]
+  other [shape=parallelogram, tool_command="echo other > other.txt"]
+  join  [shape=tripleoctagon]
+  after [shape=parallelogram, tool_command="test -f built.txt && test -f other.txt"]
+  start -> fan
+  fan -> loop -> join
+  fan -> other -> join
+  join -> after -> exit`)
+	repo := newRepo(t, files)
+	runDir := filepath.Join(t.TempDir(), "run")
+	code, stdout, stderr := runCmd("run", "--repo", repo, "--run-dir", runDir)
+	if code != 0 {
+		t.Fatalf("exit code %d, want 0\nstderr:\n%s\nstdout:\n%s", code, stderr, stdout)
+	}
+	if !strings.Contains(stdout, "`loop/test`") {
+		t.Errorf("the report does not show the child's verify node:\n%s", stdout)
+	}
+}
