@@ -7,12 +7,13 @@ import (
 
 // Context keys the house sets in the parent when its child ends.
 const (
-	childStatusKey  = "stack.child.status"  // completed, stopped or failed
+	childStatusKey  = "stack.child.status"  // running, then completed, stopped or failed
 	childOutcomeKey = "stack.child.outcome" // the child's outcome: success or fail
 )
 
 // Values of stack.child.status.
 const (
+	childRunning   = "running"   // while the child runs
 	childCompleted = "completed" // the child passed its exit
 	childStopped   = "stopped"   // manager.stop_condition held between child nodes
 	childFailed    = "failed"
@@ -89,6 +90,10 @@ func (cr *run) runChild(ctx context.Context, ms managerSpec) (Outcome, error) {
 		cur = start.ID
 		cr.st.forgetChild(prefix)
 		f.keepBase()
+		f.rc.Set(childStatusKey, childRunning) // not what an earlier run of the child left
+		if _, ok := f.rc.Get(childOutcomeKey); ok {
+			f.rc.delete(childOutcomeKey)
+		}
 	}
 	for {
 		if prev := cr.main.prevOutcome; ms.stop != nil && cycles > 0 && prev != nil && ms.stop.Eval(cr.condVars(cr.main, *prev)) {

@@ -492,3 +492,53 @@ func TestManagerLoopInParallelBranch(t *testing.T) {
 		t.Errorf("completed %v, house %+v: want the child run in the branch", res.Completed, res.Outcomes["h"])
 	}
 }
+
+// The child's goal gates are checked at the child's exit: an unmet one
+// fails the house. A stop condition from an earlier run of the child
+// does not hold for the next one: stack.child.status is running again.
+func TestManagerLoopChildGoalGateAndRevisit(t *testing.T) {
+	t.Run("goal gate", func(t *testing.T) {
+		h := newHarness(t)
+		h.writeChild("kids/child.dot", `digraph child {
+  start [shape=Mdiamond]
+  test  [shape=octagon, command="exit 1", goal_gate=true]
+  exit  [shape=Msquare]
+  start -> test
+  test -> exit [condition="outcome=fail"]
+  test -> exit [condition="outcome=success"]
+}
+`)
+		res := h.run(loadAnyway(t, houseParent("")))
+		o := res.Outcomes["h"]
+		if res.Status != StatusFail || !strings.Contains(o.FailureReason, "goal gate h/test unsatisfied") {
+			t.Errorf("run %s, house %+v: want the child's unmet goal gate to fail the house", res.Status, o)
+		}
+	})
+	t.Run("revisit", func(t *testing.T) {
+		h := newHarness(t)
+		h.writeChild("kids/child.dot", childThreeSteps)
+		p := mustLoad(t, `digraph parent {
+  start [shape=Mdiamond]
+  h     [shape=house, stack.child_dotfile="kids/child.dot", manager.stop_condition="context.stack.child.status=completed"]
+  again [shape=parallelogram, tool_command="`+strings.ReplaceAll(setCtx("looped", "yes"), `"`, `\"`)+`", max_node_visits=1]
+  done  [shape=Msquare]
+  start -> h
+  h -> again [condition="context.stack.child.status=completed"]
+  again -> h
+  h -> done [condition="context.looped=yes", weight=2]
+  h -> done [condition="outcome=fail"]
+}
+`)
+		res := h.run(p)
+		var runs int
+		for _, id := range res.Completed {
+			if id == "h/exit" {
+				runs++
+			}
+		}
+		if res.Status != StatusSuccess || runs != 2 {
+			t.Errorf("run %s (%s), child exits %d, completed %v: want the second visit's child to run to its exit too",
+				res.Status, res.FailureReason, runs, res.Completed)
+		}
+	})
+}
