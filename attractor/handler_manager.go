@@ -71,29 +71,9 @@ func (r *run) childRun(child *Pipeline, f *managerFrame) *run {
 // notes say it was, and says how it ended.
 func (cr *run) runChild(ctx context.Context, ms managerSpec) (Outcome, error) {
 	f := cr.frame
-	prefix := f.house.ID + childSep
-	cur, cycles, resumed := f.resumePoint()
-	if resumed {
-		if cr.p.Node(cur) == nil {
-			return childEnd(childFailed, failOutcome(ClassStructural, fmt.Sprintf(
-				"node %s: the run resumes its child at %s, which %s no longer has", f.house.ID, cur, cr.p.File))), nil
-		}
-		cr.main.prev = cr.st.CurrentNode
-		if o, ok := cr.st.Outcomes[cr.st.CurrentNode]; ok {
-			cr.main.prevOutcome = &o
-		}
-	} else {
-		start, err := startNode(cr.p)
-		if err != nil {
-			return childEnd(childFailed, failOutcome(ClassStructural, fmt.Sprintf("node %s: %v", f.house.ID, err))), nil
-		}
-		cur = start.ID
-		cr.st.forgetChild(prefix)
-		f.keepBase()
-		f.rc.Set(childStatusKey, childRunning) // not what an earlier run of the child left
-		if _, ok := f.rc.Get(childOutcomeKey); ok {
-			f.rc.delete(childOutcomeKey)
-		}
+	cur, cycles, failed := cr.beginChild()
+	if failed != nil {
+		return childEnd(childFailed, *failed), nil
 	}
 	for {
 		if prev := cr.main.prevOutcome; ms.stop != nil && cycles > 0 && prev != nil && ms.stop.Eval(cr.condVars(cr.main, *prev)) {
@@ -121,6 +101,39 @@ func (cr *run) runChild(ctx context.Context, ms managerSpec) (Outcome, error) {
 		}
 		cur = st.next
 	}
+}
+
+// beginChild returns the child node to run first and the steps taken:
+// where a resumed run's notes say the child was, else its start, with the
+// state and context readied for a new run of the child. failed is set when
+// the child cannot begin.
+func (cr *run) beginChild() (cur string, cycles int, failed *Outcome) {
+	f := cr.frame
+	cur, cycles, resumed := f.resumePoint()
+	if resumed {
+		if cr.p.Node(cur) == nil {
+			o := failOutcome(ClassStructural, fmt.Sprintf(
+				"node %s: the run resumes its child at %s, which %s no longer has", f.house.ID, cur, cr.p.File))
+			return "", 0, &o
+		}
+		cr.main.prev = cr.st.CurrentNode
+		if o, ok := cr.st.Outcomes[cr.st.CurrentNode]; ok {
+			cr.main.prevOutcome = &o
+		}
+		return cur, cycles, nil
+	}
+	start, err := startNode(cr.p)
+	if err != nil {
+		o := failOutcome(ClassStructural, fmt.Sprintf("node %s: %v", f.house.ID, err))
+		return "", 0, &o
+	}
+	cr.st.forgetChild(f.house.ID + childSep)
+	f.keepBase()
+	f.rc.Set(childStatusKey, childRunning) // not what an earlier run of the child left
+	if _, ok := f.rc.Get(childOutcomeKey); ok {
+		f.rc.delete(childOutcomeKey)
+	}
+	return start.ID, 0, nil
 }
 
 // childStepped is how one step of a child went.
