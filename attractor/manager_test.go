@@ -451,3 +451,51 @@ func TestManagerLoopChildGoalGateAndRevisit(t *testing.T) {
 		}
 	})
 }
+
+// A run stopped inside a house nested in a child resumes in the inner
+// child: the outer child continues at the inner house, which continues
+// its own child where it was.
+func TestManagerLoopResumesInsideNestedChild(t *testing.T) {
+	h := newHarness(t)
+	h.writeChild("kids/child.dot", `digraph child {
+  start [shape=Mdiamond]
+  pre   [shape=parallelogram, tool_command="echo pre >> steps.txt"]
+  inner [shape=house, stack.child_dotfile="kids/inner.dot"]
+  exit  [shape=Msquare]
+  start -> pre -> inner -> exit
+}
+`)
+	h.writeChild("kids/inner.dot", childThreeSteps)
+	p := mustLoad(t, houseParent(""))
+	ctx, cancel := context.WithCancel(context.Background())
+	cfg := h.cfg
+	cfg.Listener = &cancelAfter{recorder: h.rec, node: "h/inner/one", cancel: cancel}
+	res, err := Run(ctx, p, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FailureClass != ClassCanceled {
+		t.Fatalf("first run: %s %s (%s), want canceled", res.Status, res.FailureClass, res.FailureReason)
+	}
+	last := h.host.checkpoints[len(h.host.checkpoints)-1]
+	notes := map[string]any{"h": last.State.Context["internal.manager.h.next"], "h/inner": last.State.Context["internal.manager.h/inner.next"]}
+	if last.Node.ID != "h/inner/one" || last.State.NextNode != "h" || notes["h"] != "h/inner" || notes["h/inner"] != "h/inner/two" {
+		t.Fatalf("last checkpoint %s next %s notes %v; want h/inner/one, next h, notes h/inner and h/inner/two", last.Node.ID, last.State.NextNode, notes)
+	}
+	h.host.checkpoints = nil
+	res, err = Resume(context.Background(), p, h.cfg, last.State)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != StatusSuccess {
+		t.Fatalf("resumed run: %s (%s)", res.Status, res.FailureReason)
+	}
+	want := []string{"h/inner/two", "h/inner/check", "h/inner/exit", "h/inner", "h/exit", "h", "after", "done"}
+	if diff := cmp.Diff(h.host.checkpointNodes(), want); diff != "" {
+		t.Errorf("resumed checkpoints (-got +want):\n%s", diff)
+	}
+	b, _ := os.ReadFile(filepath.Join(h.workspace, "steps.txt"))
+	if got := string(b); got != "pre\none\ntwo\nafter\n" {
+		t.Errorf("steps.txt = %q", got)
+	}
+}
