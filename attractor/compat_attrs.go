@@ -141,6 +141,9 @@ func (b *builder) checkAttrKey(w attrWhere, a dot.Attr) {
 		return
 	}
 	s := suggest(a.Key, b.names.ours[w])
+	if s == "" && w != onEdge {
+		s = suggestManagerAttr(a.Key)
+	}
 	if w == onGraph && s == "" {
 		return
 	}

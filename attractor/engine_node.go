@@ -129,6 +129,9 @@ func (r *run) visitLimitAttr(n *Node) string {
 // attempt (end) and the checkpoint, in that order. A failure stops the
 // run.
 func (r *run) checkpoint(ctx context.Context, n *Node, o Outcome, end *attemptEnd) error {
+	if r.frame != nil {
+		defer r.frame.pinState(r.st)()
+	}
 	sha, err := r.cfg.Host.Checkpoint(ctx, CheckpointRequest{RunID: r.cfg.RunID, Node: n, Status: o.Status, Delta: r.st.delta(), state: r.st})
 	if err == nil {
 		r.st.track()

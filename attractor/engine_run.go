@@ -25,6 +25,8 @@ type run struct {
 	// stageAlias renames the stage directories of some nodes: a parallel
 	// branch's nodes that another branch may run at the same time.
 	stageAlias map[string]string
+	// frame is set on the run of a house node's child (handler_manager.go).
+	frame *managerFrame
 }
 
 // lane is a sequence of node executions sharing one context: the main run

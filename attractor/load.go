@@ -13,6 +13,10 @@ type LoadOption func(*loadConfig)
 type loadConfig struct {
 	types map[string]bool // custom handler types the host registered
 	caps  GraphCaps
+	// repoDir and managerDepth serve the manager loop rules
+	// (manager_validate.go).
+	repoDir      string
+	managerDepth int
 }
 
 // WithHandlerTypes declares custom handler types (`type=` values) the host

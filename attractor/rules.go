@@ -37,6 +37,8 @@ const (
 	RuleParallelWaitAll      = "parallel_wait_all"
 	RuleDialectAlias         = "dialect_alias"
 	RuleDialectForeign       = "dialect_foreign"
+	RuleManagerChild         = "manager_child"
+	RuleManagerLoop          = "manager_loop"
 )
 
 // RuleInfo describes one rule.
@@ -70,6 +72,8 @@ func Rules() []RuleInfo {
 		{RuleShapeAgent, SeverityWarning, "node shapes map to a handler of their own"},
 		{RuleTypeKnown, SeverityWarning, "node types name a registered handler"},
 		{RuleHandlerSupported, SeverityError, "no node needs a handler the engine does not support yet"},
+		{RuleManagerChild, SeverityError, "a manager loop (house) names a child pipeline inside the repository that loads"},
+		{RuleManagerLoop, SeverityWarning, "a manager loop's settings do what they say"},
 		{RuleToolCommandMissing, SeverityError, "tool nodes have a tool_command"},
 		{RuleVerifyCommandMissing, SeverityError, "verify nodes have a command"},
 		{RuleRetryTargetExists, SeverityWarning, "retry targets name declared nodes"},
