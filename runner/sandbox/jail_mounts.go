@@ -234,12 +234,16 @@ func (s *Sandbox) masks(ms []mount) []mount {
 // is opened below the workspace without following a link; the
 // directories it names are the bot's, outside every writable root.
 func (b *binder) gitMounts(workspace string) ([]mount, error) {
-	r, ok := b.isRoot(workspace)
-	if workspace == "" || !ok {
+	if workspace == "" {
 		return nil, nil
 	}
-	dotgit := filepath.Join(r.canon, ".git")
-	f, err := b.openBelow(r, ".git")
+	r, rel, ok := b.locate(workspace)
+	if !ok {
+		return nil, fmt.Errorf("sandbox: workspace %s is no writable root", workspace)
+	}
+	rel = filepath.Join(rel, ".git")
+	dotgit := filepath.Join(r.canon, rel)
+	f, err := b.openBelow(r, rel)
 	switch {
 	case errors.Is(err, unix.ENOENT):
 		return nil, nil // not a repository: nothing to protect

@@ -28,8 +28,11 @@ import (
 // repository's .git is bound below the workspace (gitMounts), and no
 // other jail of the worktree runs while one starts.
 
-// openFlags open a bind source: a path only, never its contents.
-const openFlags = unix.O_PATH | unix.O_CLOEXEC | unix.O_NOFOLLOW
+// openFlags open a bind source: a path only, never its contents. Never
+// O_NOFOLLOW: with O_PATH it would open a link at the end of the path
+// itself, which RESOLVE_NO_SYMLINKS then lets through, and bwrap would
+// bind what the link points to.
+const openFlags = unix.O_PATH | unix.O_CLOEXEC
 
 // binder opens the bind sources of one jail.
 type binder struct {
@@ -72,15 +75,18 @@ func nestedIn(r string, roots []string) bool {
 	return false
 }
 
-// isRoot reports whether p is one of the roots.
-func (b *binder) isRoot(p string) (root, bool) {
+// locate returns the root p is or lies below, and p relative to it.
+func (b *binder) locate(p string) (root, string, bool) {
 	p = filepath.Clean(p)
 	for _, r := range b.roots {
-		if p == r.given || p == r.canon {
-			return r, true
+		for _, base := range []string{r.given, r.canon} {
+			if within(p, base) {
+				rel, err := filepath.Rel(base, p)
+				return r, rel, err == nil
+			}
 		}
 	}
-	return root{}, false
+	return root{}, "", false
 }
 
 // openRoot opens root r for a bind of it.
