@@ -76,7 +76,7 @@ func (j *Jail) plan(env []string) (ms []mount, err error) {
 			}
 		}
 	}
-	b, roots, err := j.makeRoots()
+	b, err := j.makeRoots()
 	if err != nil {
 		return ms, err
 	}
@@ -97,8 +97,8 @@ func (j *Jail) plan(env []string) (ms []mount, err error) {
 	for _, d := range append(shown, j.ReadOnly...) {
 		ms = b.bindHost(ms, d)
 	}
-	for _, r := range roots {
-		f, err := b.openRoot(r.root)
+	for _, r := range b.roots {
+		f, err := b.openRoot(r)
 		if err != nil {
 			if r.optional {
 				continue
@@ -116,47 +116,29 @@ func (j *Jail) plan(env []string) (ms []mount, err error) {
 	return order(ms), nil
 }
 
-// jailRoot is a writable root to bind; optional: a cache, left out when
-// it cannot be made or opened.
-type jailRoot struct {
-	root
-	index    int // in the Jail's roots, workspace first
-	optional bool
-}
-
 // makeRoots makes the jail's outermost writable roots where missing and
-// returns them, with the binder that opens the jail's sources. A root
-// within another is shown through it: it is neither made nor bound, as
-// a node may have planted a link on its way.
-func (j *Jail) makeRoots() (*binder, []jailRoot, error) {
+// returns the binder that opens the jail's sources. A root within another
+// is shown through it: it is neither made nor bound, as a node may have
+// planted a link on its way. A cache that cannot be made is left out.
+func (j *Jail) makeRoots() (*binder, error) {
 	s := j.Sandbox
 	all := append(append([]string{j.Workspace}, j.Writable...), j.Caches...)
-	var out []jailRoot
+	required := 1 + len(j.Writable)
 	for i, d := range all {
 		if d == "" || !filepath.IsAbs(d) || nestedIn(filepath.Clean(d), all) {
 			continue
 		}
-		cache := i > len(j.Writable)
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			if cache {
+			if i >= required {
 				continue
 			}
-			return nil, nil, fmt.Errorf("sandbox: writable dir: %w", err)
+			return nil, fmt.Errorf("sandbox: writable dir: %w", err)
 		}
 		// Looked up afresh: a stage directory is new for every node,
 		// and an earlier look may have found it missing.
 		s.paths.refresh(d, time.Now())
-		out = append(out, jailRoot{index: i, optional: cache})
 	}
-	b := newBinder(s, all)
-	for i := range out {
-		for _, r := range b.roots {
-			if r.given == filepath.Clean(all[out[i].index]) {
-				out[i].root = r
-			}
-		}
-	}
-	return b, out, nil
+	return newBinder(s, all, required), nil
 }
 
 // bindHost adds a read-only bind of d, a host directory or file a node

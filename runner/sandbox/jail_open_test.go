@@ -34,7 +34,7 @@ func TestBinderOpensWithoutPlantedLinks(t *testing.T) {
 		}
 	}
 	root := filepath.Join(host, "root")
-	b := newBinder(&Sandbox{paths: newPathCache(time.Hour)}, []string{root, filepath.Join(root, "cache")})
+	b := newBinder(&Sandbox{paths: newPathCache(time.Hour)}, []string{root, filepath.Join(root, "cache")}, 1)
 	tools := filepath.Join(host, "real", "tools")
 	for _, tt := range []struct {
 		path string
