@@ -89,6 +89,9 @@ func New(cfg Config) (*Sandbox, error) {
 	if s.etc, s.etcLock, err = etcView(cfg.StateDir, "/etc", s.hidden); err != nil {
 		return nil, err
 	}
+	// Opened without following links for every jail (plan): the state
+	// dir may lie below a link of the host's.
+	s.etc = canonical(s.etc)
 	s.cgroups = findCgroupRoot(s.limits)
 	s.prewarm = &prewarmPool{ttl: prewarmTTL}
 	return s, nil
