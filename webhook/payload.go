@@ -135,3 +135,17 @@ type pingPayload struct {
 	envelope
 	HookID int64 `json:"hook_id"`
 }
+
+type mergeGroupPayload struct {
+	envelope
+	MergeGroup *ghMergeGroup `json:"merge_group"`
+	// Reason is why a group was destroyed: merged, dequeued, invalidated.
+	Reason string `json:"reason"`
+}
+
+type ghMergeGroup struct {
+	HeadSHA string `json:"head_sha"`
+	HeadRef string `json:"head_ref"`
+	BaseSHA string `json:"base_sha"`
+	BaseRef string `json:"base_ref"`
+}
