@@ -167,10 +167,15 @@ func (q *Queue) enqueueJob(ctx context.Context, tx txOps, args RunArgs, now int6
 		return Enqueued{RunID: runID, JobID: ins.Job.ID, Duplicate: true}, nil, err
 	}
 	// Supersede before recording the new run so it cannot match itself.
-	sup, err := q.stopRuns(ctx, tx, stopSpec{repo: args.Repo, pr: args.PR, pipeline: args.Pipeline,
-		keepSHA: args.HeadSHA, state: stateSuperseded, by: args.HeadSHA}, now)
-	if err != nil {
-		return Enqueued{}, nil, err
+	// A merge group's run supersedes nothing: it tests another commit than
+	// the pull request's head, beside the runs of that head and of other
+	// groups; GitHub destroys a group it no longer needs (CancelHead).
+	var sup []Superseded
+	if args.Trigger != TriggerMergeGroup {
+		if sup, err = q.stopRuns(ctx, tx, stopSpec{repo: args.Repo, pr: args.PR, pipeline: args.Pipeline,
+			keepSHA: args.HeadSHA, state: stateSuperseded, by: args.HeadSHA}, now); err != nil {
+			return Enqueued{}, nil, err
+		}
 	}
 	if _, err := tx.exec(ctx, q.q.insertRun, args.RunID, args.Repo, args.PR, args.HeadSHA, args.Pipeline,
 		ins.Job.ID, now, now); err != nil {
