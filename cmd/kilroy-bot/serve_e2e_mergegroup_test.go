@@ -47,7 +47,7 @@ func (e *e2e) group(n int, files map[string]string) (sha string, payload func(ac
 // reports nothing there.
 func TestServeE2EMergeGroup(t *testing.T) {
 	e := newE2E(t, e2eOptions{files: map[string]string{"main.go": mainGo, ".kilroy/ci.dot": ciDOT(fixedVet),
-		".kilroy/lint.dot": ciDOT("exit 0"),
+		".kilroy/lint.dot":   ciDOT("exit 0"),
 		".kilroy/config.yml": "version: 1\npipelines:\n  ci:\n  lint:\n    on:\n      merge_group: false\n"}})
 	good, goodHook := e.group(3, map[string]string{"main.go": mainGo + "// fixed\n"})
 	bad, badHook := e.group(4, map[string]string{".kilroy/ci.dot": ciDOT("exit 0")})
