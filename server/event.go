@@ -170,6 +170,9 @@ type CheckRun struct {
 type CheckSuite struct {
 	ID      int64  `json:"id,omitempty"`
 	HeadSHA string `json:"head_sha,omitempty"`
+	// QueueBranch is the suite's head branch when it is a merge queue's
+	// (gh-readonly-queue/…): the button was pressed on a merge group's check.
+	QueueBranch string `json:"queue_branch,omitempty"`
 }
 
 // InstallationChange is what an installation delivery changed.

@@ -33,6 +33,13 @@ func (w *eventWork) mergeGroup(ctx context.Context) error {
 		w.log.Error("event: merge group branch names no pull request; nothing runs", "head", g.HeadSHA)
 		return nil
 	}
+	return w.runGroup(ctx, g, "", "")
+}
+
+// runGroup enqueues the runs of a merge group: every pipeline whose
+// on.merge_group is true, or only the one named, requested by requestedBy
+// ("" for the queue itself).
+func (w *eventWork) runGroup(ctx context.Context, g MergeGroup, only, requestedBy string) error {
 	git, err := w.gitops(ctx)
 	if err != nil {
 		return err
@@ -46,6 +53,9 @@ func (w *eventWork) mergeGroup(ctx context.Context) error {
 		return err
 	}
 	names := selectForGroup(cfg)
+	if only != "" {
+		names = slices.DeleteFunc(names, func(n string) bool { return n != only })
+	}
 	if len(names) == 0 {
 		w.log.Info("event: no pipeline runs for the merge queue", "head", g.HeadSHA)
 		return nil
@@ -56,7 +66,31 @@ func (w *eventWork) mergeGroup(ctx context.Context) error {
 	}
 	w.log.Info("event: merge group", "head", g.HeadSHA, "pipelines", names)
 	return w.enqueue(ctx, runRequest{pr: g.PR, headSHA: g.HeadSHA, baseRef: g.BaseRef,
-		trigger: queue.TriggerMergeGroup, configFromBase: true}, sels, []string{groupNote(g)})
+		trigger: queue.TriggerMergeGroup, requestedBy: requestedBy, configFromBase: true}, sels, []string{groupNote(g)})
+}
+
+// groupButton answers a re-run or cancel button pressed on a merge
+// group's check: a writer may re-run the group's pipelines (as the queue
+// runs them: base branch's pipelines, the group's commit) or cancel its
+// runs, and only those.
+func (w *eventWork) groupButton(ctx context.Context, g MergeGroup, pipeline string) error {
+	w.ev.PR.Number = g.PR // where a refusal is answered
+	w.log = w.log.With("pr", g.PR, "merge_group", g.HeadRef, "sender", w.ev.Sender.Login)
+	// The group's code is the queued pull requests', which GitHub queued
+	// for writers: the presser is the one to check.
+	if ok, err := w.senderMayRun(ctx, policy.RequestRerun, true, "write"); err != nil || !ok {
+		return err
+	}
+	if w.ev.Kind == KindCancel {
+		by := "@" + w.ev.Sender.Login
+		runs, err := w.s.o.Queue.CancelHead(ctx, w.ev.Repo.FullName, g.HeadSHA, by)
+		if err != nil {
+			return err
+		}
+		w.s.completeStopped(ctx, w.ev.InstallationID, runs, "cancelled by "+by)
+		return nil
+	}
+	return w.runGroup(ctx, g, pipeline, w.ev.Sender.Login)
 }
 
 // selectForGroup picks the pipelines whose on.merge_group is true. paths

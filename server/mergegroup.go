@@ -36,18 +36,35 @@ const QueuePrefix = "gh-readonly-queue/"
 // gh-readonly-queue/<base>/pr-<n>-<sha> (the base may contain slashes);
 // ok is false for any other name.
 func GroupPR(ref string) (pr int, ok bool) {
+	_, pr, ok = parseGroupRef(ref)
+	return pr, ok
+}
+
+// groupOfBranch is the merge group whose branch is ref and head sha, as a
+// check suite names it; ok is false when ref is not a group's branch.
+func groupOfBranch(ref, sha string) (MergeGroup, bool) {
+	base, pr, ok := parseGroupRef(ref)
+	if !ok {
+		return MergeGroup{}, false
+	}
+	return MergeGroup{HeadSHA: sha, HeadRef: strings.TrimPrefix(ref, "refs/heads/"), BaseRef: base, PR: pr}, true
+}
+
+func parseGroupRef(ref string) (base string, pr int, ok bool) {
 	ref = strings.TrimPrefix(ref, "refs/heads/")
 	if !strings.HasPrefix(ref, QueuePrefix) {
-		return 0, false
+		return "", 0, false
 	}
-	last := ref[strings.LastIndexByte(ref, '/')+1:]
+	slash := strings.LastIndexByte(ref, '/')
+	base = ref[len(QueuePrefix):max(slash, len(QueuePrefix))]
+	last := ref[slash+1:]
 	num, sha, found := strings.Cut(strings.TrimPrefix(last, "pr-"), "-")
-	if !found || !strings.HasPrefix(last, "pr-") || sha == "" {
-		return 0, false
+	if !found || !strings.HasPrefix(last, "pr-") || sha == "" || base == "" {
+		return "", 0, false
 	}
 	n, err := strconv.Atoi(num)
 	if err != nil || n <= 0 || strconv.Itoa(n) != num {
-		return 0, false
+		return "", 0, false
 	}
-	return n, true
+	return base, n, true
 }

@@ -56,6 +56,25 @@ func TestSharedMergeGroup(t *testing.T) {
 	})
 }
 
+// TestSharedRerunOnGroup: a re-run button on a merge group's check keeps
+// the queue's branch, which other branches are not kept for.
+func TestSharedRerunOnGroup(t *testing.T) {
+	sharedWebhooks(t)
+	const branch = "gh-readonly-queue/master/pr-2-f95f852bd8fca8fcc58a9a2d6c842781e32a215e"
+	runDeliveries(t, Config{}, []sharedCase{{
+		name: "check suite re-run on a merge group (edited copy)", event: "check_suite",
+		body: edited("check_suite/rerequested.payload.json", func(t *testing.T, m map[string]any) {
+			obj(t, m, "check_suite")["head_branch"] = branch
+		}),
+		want: &Event{
+			Kind: KindRerun, Action: "rerequested", InstallationID: 957387, Repo: helloWorld,
+			Sender:      Actor{ID: 49795351, Login: "octocoders-linter[bot]", Type: "Bot"},
+			CheckSuite:  CheckSuite{ID: 118578147, HeadSHA: "ec26c3e57ca3a959ca5aad62de7213c562f8c821", QueueBranch: branch},
+			PullNumbers: []int{2},
+		},
+	}})
+}
+
 // TestScanMergeGroupAgrees: the scan reads the real payloads as
 // encoding/json does, and leaves what it doubts to encoding/json.
 func TestScanMergeGroupAgrees(t *testing.T) {

@@ -111,6 +111,7 @@ type checkSuitePayload struct {
 type ghCheckSuite struct {
 	ID           int64       `json:"id"`
 	HeadSHA      string      `json:"head_sha"`
+	HeadBranch   string      `json:"head_branch"`
 	App          *ghApp      `json:"app"`
 	PullRequests []ghPullRef `json:"pull_requests"`
 }

@@ -44,7 +44,8 @@ func (e *e2e) group(n int, files map[string]string) (sha string, payload func(ac
 // passes the base branch's pipeline, failure for one that fails it even
 // though its own pull request rewrote the pipeline to pass; the summary
 // names the group's pull request. A pipeline with on.merge_group false
-// reports nothing there.
+// reports nothing there. A re-run on a group's check runs the group
+// again the same way.
 func TestServeE2EMergeGroup(t *testing.T) {
 	e := newE2E(t, e2eOptions{files: map[string]string{"main.go": mainGo, ".kilroy/ci.dot": ciDOT(fixedVet),
 		".kilroy/lint.dot":   ciDOT("exit 0"),
@@ -76,6 +77,34 @@ func TestServeE2EMergeGroup(t *testing.T) {
 		if strings.HasPrefix(r.Name, "kilroy/lint") {
 			t.Errorf("%s on %.7s: a pipeline with on.merge_group false reported on a merge group", r.Name, r.HeadSHA)
 		}
+	}
+
+	// Re-run on the failed group's check (an edited copy of the shared
+	// check_run example: ours, on the group's commit, whose suite is on
+	// the queue's branch and lists no pull request, as GitHub sends it)
+	// runs the group again as the queue does: the base branch's pipeline,
+	// so it fails again, although the pull request's own pipeline passes.
+	sum := e.named(bad, "kilroy/ci")[0]
+	e.gh.PutPull(e2eOwner, e2eName, ghapptest.Pull{Number: 4, HeadSHA: e.repo.Commit(t, "feature-4",
+		map[string]string{".kilroy/ci.dot": ciDOT("exit 0")}, "pass"), Author: "alice", BaseRef: "main", Files: []string{".kilroy/ci.dot"}})
+	e.deliver("check_run", e.payload("check_run/rerequested.payload.json", func(o jsonObject) {
+		cr := o.obj("check_run")
+		cr.set("name", sum.Name)
+		cr.set("head_sha", bad)
+		cr.set("external_id", sum.ExternalID)
+		cr.set("app", jsonObject{"id": e.gh.AppID(), "slug": e.gh.AppSlug()})
+		cr.set("pull_requests", []any{})
+		cr.obj("check_suite").set("head_sha", bad)
+		cr.obj("check_suite").set("head_branch", "gh-readonly-queue/main/pr-4-"+e.repo.Ref(t, "main"))
+		o.set("sender", jsonObject{"login": "carol", "type": "User"})
+		delete(o, "organization")
+	}))
+	e.waitFor("the group's re-run to complete", func() bool {
+		return len(e.named(bad, "kilroy/ci")) == 2 && allCompleted(e.checkRuns(bad))
+	})
+	e.waitIdle()
+	if again := e.named(bad, "kilroy/ci")[1]; again.Conclusion != "failure" || !strings.Contains(again.Summary, "pr-4-") {
+		t.Errorf("re-run of group #4: kilroy/ci %s, want failure naming the group:\n%s", again.Conclusion, again.Summary)
 	}
 }
 
