@@ -5,6 +5,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor"
 )
 
 // reasonOf is the failure reason attractor gives a tool node that exited
@@ -101,6 +104,42 @@ func TestCleanRealOutputs(t *testing.T) {
 	for _, name := range []string{"pytest-color.txt", "npm-ci-usage.txt", "pip-retries.txt", "cargo-index.txt"} {
 		if bad := controlIn(Clean(captured(t, name))); bad != "" {
 			t.Errorf("%s: cleaned output still has %s", name, bad)
+		}
+	}
+}
+
+// TestChecksOfRealOutputs: a verify node that failed with each captured
+// output gives checks whose titles carry the headline and whose every
+// text (title, summary, text, annotations) is clean of escapes.
+func TestChecksOfRealOutputs(t *testing.T) {
+	tests := []struct{ file, want string }{
+		{"pytest-color.txt", "test_calc.py:6: AssertionError"},
+		{"pip-retries.txt", "ERROR: Could not find a version that satisfies the requirement"},
+		{"cargo-index.txt", "error: failed to get `serde` as a dependency"},
+	}
+	for _, tt := range tests {
+		out := captured(t, tt.file)
+		s := newScript(t, ciDOT, RunInfo{Pipeline: "ci", RunID: "r1", HeadSHA: sha(1)})
+		s.pass("start", sha(2), "build", time.Second).pass("build", sha(3), "vet", time.Second)
+		s.start("vet").attempt("vet", true, attractor.Outcome{Status: attractor.StatusFail,
+			FailureClass: attractor.ClassDeterministic, FailureReason: reasonOf(out)}, time.Second)
+		s.checkpoint("vet", sha(4))
+		s.must(s.r.RunFinished(t.Context(), &attractor.RunResult{Status: attractor.StatusFail, FailedNode: "vet",
+			FailureReason: reasonOf(out)}))
+		opts := RenderOptions{OutputTail: func(_, _ string) string { return out }}
+		title, summary, text := Summary(s.r.View(), opts)
+		rep := VerifyCheck(s.r.View(), "vet", opts)
+		if !strings.Contains(title, tt.want) || !strings.Contains(rep.Title, tt.want) {
+			t.Errorf("%s: titles %q and %q, want both to carry %q", tt.file, title, rep.Title, tt.want)
+		}
+		all := []string{title, summary, text, rep.Title, rep.Summary, rep.Text}
+		for _, a := range rep.Annotations {
+			all = append(all, a.Title, a.Message)
+		}
+		for i, s := range all {
+			if bad := controlIn(s); bad != "" {
+				t.Errorf("%s: text %d has %s:\n%s", tt.file, i, bad, s)
+			}
 		}
 	}
 }
