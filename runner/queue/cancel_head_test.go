@@ -7,8 +7,9 @@ import (
 )
 
 // TestMergeGroupRuns: a merge group's run (pull request 5, the group's
-// head) leaves the pull request's own run going, and CancelHead stops the
-// group's runs of every pipeline and nothing else.
+// head) leaves the pull request's own run going and is not recorded as a
+// head of it, and CancelHead stops the group's runs of every pipeline and
+// nothing else.
 func TestMergeGroupRuns(t *testing.T) {
 	q := sqliteOpener(t.TempDir())(t)
 	ctx := context.Background()
@@ -37,6 +38,9 @@ func TestMergeGroupRuns(t *testing.T) {
 		t.Errorf("the merge group's runs superseded %+v, want nothing", res.Superseded)
 	}
 	recv(t, started, "a group's run to start")
+	if pr, ok, err := q.LookupPRBySHA(ctx, "octo/widgets", "group"); err != nil || ok {
+		t.Errorf("LookupPRBySHA(group) = %d, %v, %v; a group's commit is no head of the pull request", pr, ok, err)
+	}
 	runs, err := q.CancelHead(ctx, "octo/widgets", "group", "merge group dequeued")
 	if err != nil {
 		t.Fatal(err)
