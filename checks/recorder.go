@@ -117,6 +117,7 @@ func (r *Recorder) NodeStarted(_ context.Context, ev attractor.NodeStarted) erro
 	r.view.Status = RunRunning
 	n := r.node(ev.Node, ev.Node.ID)
 	n.State = StateRunning
+	r.view.markStarted(n)
 	n.Visits++
 	n.SkipReason = ""
 	n.Dir = ev.Dir

@@ -160,8 +160,11 @@ func NewRedactor(values ...string) *Redactor {
 	return &Redactor{exact: strings.NewReplacer(pairs...)}
 }
 
-// Redact returns s with every secret replaced by Redacted.
+// Redact returns s with every secret replaced by Redacted, cleaned of
+// escape sequences and control characters first (Clean), so that none can
+// split a secret or reach a reader.
 func (r *Redactor) Redact(s string) string {
+	s = Clean(s)
 	if r != nil && r.paths != nil {
 		s = r.paths.Replace(s)
 	}

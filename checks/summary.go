@@ -131,7 +131,7 @@ func failedPart(v *RunView) string {
 	if k := len(n.Findings()); k > 0 {
 		return fmt.Sprintf("%s failed (%s)", n.ID, plural(k, "finding"))
 	}
-	return n.ID + " failed: " + clip(firstNonEmpty(firstLine(n.Outcome.FailureReason), firstLine(v.Reason), "no reason given"), 100)
+	return n.ID + " failed: " + clip(firstNonEmpty(Headline(n.Outcome.FailureReason), Headline(v.Reason), "no reason given"), 100)
 }
 
 // outcomeLine is the summary's first line.
@@ -149,7 +149,7 @@ func outcomeLine(v *RunView) string {
 		return "🚫 **Cancelled**: " + cell(firstNonEmpty(firstLine(v.Reason), "run cancelled"))
 	}
 	if v.FailedNode != "" {
-		return "❌ **Failed** at " + code(v.FailedNode) + ": " + cell(clip(firstLine(v.Reason), 300))
+		return "❌ **Failed** at " + code(v.FailedNode) + ": " + cell(clip(Headline(v.Reason), 300))
 	}
 	return "❌ **Failed**: " + cell(clip(firstNonEmpty(firstLine(v.Reason), "no reason given"), 300))
 }
@@ -169,12 +169,12 @@ func runLine(v *RunView, opts RenderOptions) string {
 	return strings.Join(parts, " · ")
 }
 
-// nodeTable lists every node in declaration order.
+// nodeTable lists every node in run order (RunOrder).
 func nodeTable(v *RunView, opts RenderOptions) string {
 	var b strings.Builder
 	b.WriteString("| Node | Kind | Status | Attempts | Duration | Checkpoint |\n")
 	b.WriteString("|---|---|---|---:|---:|---|\n")
-	for _, n := range v.Nodes {
+	for _, n := range RunOrder(v.Nodes) {
 		name := codeCell(n.ID)
 		if n.Label != "" && n.Label != n.ID {
 			name += " " + cell(clip(n.Label, 80))

@@ -87,6 +87,9 @@ type NodeView struct {
 	SkipReason    string
 	CheckpointSHA string
 	Dir           string // stage directory of the latest attempt
+	// Started is the node's place in the order nodes first started (1 for
+	// the first); 0 for a node that never started. Tables use it.
+	Started int
 }
 
 // Findings returns the latest outcome's findings.

@@ -34,6 +34,9 @@ type Trigger struct {
 	// Paths, when not empty, limits runs to changes matching a glob.
 	Paths  []string `json:"paths,omitempty"`
 	Drafts bool     `json:"drafts"`
+	// MergeGroup runs the pipeline for the merge queue too: on a merge
+	// group's head commit, with the base branch's pipelines (default true).
+	MergeGroup bool `json:"merge_group"`
 }
 
 // Limits bounds how long runs and nodes may take.
@@ -74,6 +77,7 @@ type fileTrigger struct {
 	PullRequest *[]string `yaml:"pull_request"`
 	Paths       []string  `yaml:"paths"`
 	Drafts      bool      `yaml:"drafts"`
+	MergeGroup  *bool     `yaml:"merge_group"`
 }
 
 type fileLimits struct {
@@ -101,13 +105,17 @@ func pipelineWithDefaults(name string, fp filePipeline) Pipeline {
 		Name:    name,
 		Graph:   fp.Graph,
 		Command: true,
-		On:      Trigger{PullRequest: DefaultPullRequestActions(), Paths: fp.On.Paths, Drafts: fp.On.Drafts},
+		On: Trigger{PullRequest: DefaultPullRequestActions(), Paths: fp.On.Paths, Drafts: fp.On.Drafts,
+			MergeGroup: true},
 	}
 	if p.Graph == "" {
 		p.Graph = ".kilroy/" + name + ".dot"
 	}
 	if fp.Command != nil {
 		p.Command = *fp.Command
+	}
+	if fp.On.MergeGroup != nil {
+		p.On.MergeGroup = *fp.On.MergeGroup
 	}
 	if fp.On.PullRequest != nil {
 		p.On.PullRequest = append([]string{}, *fp.On.PullRequest...)

@@ -259,7 +259,7 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 			return errors.Join(stop(ctx), w.Queue.Close())
 		},
 		Redactor:   w.Redactor,
-		Background: together(recoverer(cfg, w), rs.Background),
+		Background: together(recoverer(cfg, w), rs.Background, permissionHints(w.App, logger)),
 	}, nil
 }
 
