@@ -92,7 +92,7 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 			stop := stopQueue(q, w.Config.RunDrain)
 			return func(ctx context.Context) error {
 				err := stop(ctx)
-				sb.Close() // no node runs any more: end the spare jails
+				sb.Close() // no node runs any more: end the prewarmed jails
 				return err
 			}, nil
 		},

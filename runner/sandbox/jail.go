@@ -56,10 +56,7 @@ type Sandbox struct {
 	etcLock   *os.File // holds etc for the Sandbox's life
 	paths     *pathCache
 	cgroups   *cgroupRoot
-	spares    *sparePool
 	prewarm   *prewarmPool
-	// spareShell: nodes see dash at spareShell, which spares need.
-	spareShell bool
 }
 
 // New prepares a Sandbox; it does not check that namespaces work (see
@@ -93,21 +90,17 @@ func New(cfg Config) (*Sandbox, error) {
 		return nil, err
 	}
 	s.cgroups = findCgroupRoot(s.limits)
-	s.spareShell = spareShellVisible(s.hidden)
-	s.spares = newSparePool(s.makeSpare)
 	s.prewarm = &prewarmPool{ttl: prewarmTTL}
 	return s, nil
 }
 
-// Close ends the Sandbox's spare and prewarmed jails: it kills and reaps
-// their bwrap processes and removes their cgroups, and none is made
-// after. The Sandbox stays usable; its jailed Runs then start cold.
-// Without Close, spares end after a minute without a jailed Run, and
-// prewarmed jails after prewarmTTL. A nil Sandbox (no sandbox) has
+// Close ends the Sandbox's prewarmed jails: it kills and reaps their
+// bwrap processes and removes their cgroups, and none is made after. The
+// Sandbox stays usable; its jailed Runs then start cold. Without Close,
+// prewarmed jails end after prewarmTTL. A nil Sandbox (no sandbox) has
 // nothing to close.
 func (s *Sandbox) Close() {
 	if s != nil {
-		s.spares.close()
 		s.prewarm.close()
 	}
 }
@@ -191,8 +184,10 @@ var handshakeArgs = []string{"--setenv", "TMPDIR", "/tmp", "--block-fd", "3", "-
 
 // options are bwrap's options for one process of j that runs program in
 // dir: namespaces, mounts and working directory, the same for a cold start
-// and a spare.
-func (j *Jail) options(env []string, dir, program string) ([]string, error) {
+// and a prewarmed one, and the sources of its binds, which bwrap must get
+// as descriptors firstBindFD, firstBindFD+1, ... The caller closes them
+// once bwrap has them.
+func (j *Jail) options(env []string, dir, program string) ([]string, []*os.File, error) {
 	s := j.Sandbox
 	if filepath.IsAbs(program) {
 		// The program itself is visible, read-only, wherever it lives (an
@@ -203,11 +198,12 @@ func (j *Jail) options(env []string, dir, program string) ([]string, error) {
 	}
 	ms, err := j.plan(env)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := s.namespaceArgs()
 	tmpSize := s.limits.MemoryBytes / 2
-	out = append(out, args(ms, tmpSize)...)
+	binds, files := args(ms, tmpSize)
+	out = append(out, binds...)
 	out = append(out, shmArgs(tmpSize)...)
 	// bwrap's root is a tmpfs of the kernel's default size (half the
 	// host's memory) that the jail user may write; nothing is meant to be
@@ -218,7 +214,7 @@ func (j *Jail) options(env []string, dir, program string) ([]string, error) {
 	if dir != "" {
 		out = append(out, "--chdir", dir)
 	}
-	return out, nil
+	return out, files, nil
 }
 
 // namespaceArgs are bwrap's options besides the mounts: every namespace

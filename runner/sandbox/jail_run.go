@@ -2,41 +2,40 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"time"
 )
 
 // start starts argv in j, released by the caller through the returned
-// proc's handshake. A request that fits a spare jail (spareOptions) takes
-// the jail prewarmed for it (Prewarm), whose mounts are made already, or
-// else a spare when the Sandbox has one ready: its bwrap is running
-// already, in the node's cgroups, and only reads its options. Anything
-// else, or no spare, starts a fresh bwrap: the cold path.
+// proc's handshake. A request that fits a prewarmed jail (prewarmKey)
+// takes the one prewarmed for it (Prewarm), whose mounts are made
+// already; anything else starts a fresh bwrap: the cold path.
+//
+// There are no jails started ahead of any request any more (spares, a
+// bwrap waiting to read its options from a pipe): a jail's binds are
+// descriptors (binder), which bwrap must inherit when it starts.
 func (j *Jail) start(c Cmd, argv []string, waitDelay time.Duration) (*proc, error) {
 	s := j.Sandbox
-	opts, err := j.options(c.Env, c.Dir, argv[0])
+	opts, files, err := j.options(c.Env, c.Dir, argv[0])
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
 	}
-	if spareOpts, ok := s.spareOptions(c, argv, opts); ok {
-		if sp := s.prewarm.take(spareOpts); sp != nil {
+	defer closeAll(files...)
+	if key, ok := prewarmKey(c, argv, opts); ok && pipedOutputs(c.Stdout, c.Stderr) {
+		if sp := s.prewarm.take(key); sp != nil {
 			p := sp.attach(c, time.Now())
 			p.prewarmed = true
 			return p, nil
 		}
-		if sp := s.spares.take(); sp != nil {
-			if p, err := sp.launch(c, spareOpts); err == nil {
-				return p, nil
-			}
-			// The spare died while idle (killed from outside): start cold.
-		}
 	}
-	return j.startCold(c, argv, opts, waitDelay)
+	return j.startCold(c, argv, opts, files, waitDelay)
 }
 
-// startCold starts a fresh bwrap with opts and argv on its command line.
-func (j *Jail) startCold(c Cmd, argv, opts []string, waitDelay time.Duration) (*proc, error) {
+// startCold starts a fresh bwrap with opts and argv on its command line,
+// and the bind sources files.
+func (j *Jail) startCold(c Cmd, argv, opts []string, files []*os.File, waitDelay time.Duration) (*proc, error) {
 	js, err := newJailStart(j.Sandbox, 0)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
@@ -44,7 +43,7 @@ func (j *Jail) startCold(c Cmd, argv, opts []string, waitDelay time.Duration) (*
 	full := coldArgv(j.Sandbox.bwrap, opts, argv)
 	cmd := exec.Command(full[0])
 	cmd.Args = full
-	cmd.ExtraFiles = js.childFiles()
+	cmd.ExtraFiles = append(js.childFiles(), files...)
 	p, err := startCmd(c, cmd, waitDelay)
 	if err != nil {
 		js.abort()
