@@ -26,6 +26,10 @@ type EnvSpec struct {
 	// Stage holds the KILROY_* variables of this attempt
 	// (KILROY_STAGE_STATUS_PATH, KILROY_RUN_ID, ...).
 	Stage map[string]string
+	// Image, when not nil, is the environment of the image the node runs
+	// in (Sandbox.ImageEnv): the base instead of the host's variables,
+	// with the bot's caches, the policy's variables over it (imageEnv).
+	Image []string
 	// Extra holds variables a node kind passes on purpose, such as an agent
 	// backend's own provider key. They win over every other layer and are
 	// never stripped as secrets: naming one here is the decision to pass it.
@@ -49,13 +53,17 @@ func NodeEnv(spec EnvSpec) []string {
 		host = HostEnv()
 	}
 	env := make(map[string]string)
-	for k, v := range host {
-		if allowedHostVar(k) {
-			env[k] = v
+	if spec.Image != nil {
+		imageEnv(env, spec, host)
+	} else {
+		for k, v := range host {
+			if allowedHostVar(k) {
+				env[k] = v
+			}
 		}
+		applyPolicy(env, spec.Policy)
+		pinToolchain(env, host)
 	}
-	applyPolicy(env, spec.Policy)
-	pinToolchain(env, host)
 	if spec.HomeOverride != "" {
 		env["HOME"] = spec.HomeOverride
 	}

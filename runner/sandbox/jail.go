@@ -57,6 +57,7 @@ type Sandbox struct {
 	paths     *pathCache
 	cgroups   *cgroupRoot
 	prewarm   *prewarmPool
+	image     *Image // the jails' root filesystem; nil: the host's (WithImage)
 }
 
 // New prepares a Sandbox; it does not check that namespaces work (see
@@ -189,7 +190,7 @@ var handshakeArgs = []string{"--setenv", "TMPDIR", "/tmp", "--block-fd", "3", "-
 // once bwrap has them.
 func (j *Jail) options(env []string, dir, program string) ([]string, []*os.File, error) {
 	s := j.Sandbox
-	if filepath.IsAbs(program) {
+	if filepath.IsAbs(program) && !j.inImage(program) {
 		// The program itself is visible, read-only, wherever it lives (an
 		// operator's agent script, say), with the package tree it runs from.
 		jj := *j
@@ -200,11 +201,25 @@ func (j *Jail) options(env []string, dir, program string) ([]string, []*os.File,
 	if err != nil {
 		return nil, nil, err
 	}
-	out := s.namespaceArgs()
+	var out, readOnly, binds []string
+	var files []*os.File
+	if s.image != nil {
+		// The image goes first: everything else is mounted on it.
+		var im []mount
+		if im, readOnly, err = j.imageMounts(ms); err != nil {
+			closeMounts(ms)
+			return nil, nil, err
+		}
+		out, files = args(im, 0, nil)
+	}
+	out = append(out, s.namespaceArgs()...)
 	tmpSize := s.limits.MemoryBytes / 2
-	binds, files := args(ms, tmpSize)
+	binds, files = args(ms, tmpSize, files)
 	out = append(out, binds...)
 	out = append(out, shmArgs(tmpSize)...)
+	for _, d := range readOnly {
+		out = append(out, "--remount-ro", d)
+	}
 	// bwrap's root is a tmpfs of the kernel's default size (half the
 	// host's memory) that the jail user may write; nothing is meant to be
 	// written there, and where no cgroup charges tmpfs pages to the node

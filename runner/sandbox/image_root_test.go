@@ -1,0 +1,146 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/kilroy-bot/kilroy-bot/runner/image/imagetest"
+)
+
+// imageSandbox returns a Sandbox whose jails run on a tree made of the
+// host's sh, cat and ls with their libraries, a marker file and the image
+// Env the tests look for; edit, when set, changes the tree first.
+func imageSandbox(t *testing.T, edit func(root string)) (*Sandbox, string) {
+	t.Helper()
+	s := newTestSandbox(t, Config{})
+	root := t.TempDir()
+	imagetest.Rootfs(t, root, "sh", "cat", "ls", "touch", "readlink")
+	imagetest.WriteFile(t, root, "opt/toolchain/marker", "FROM-THE-IMAGE\n", 0o644)
+	for _, d := range []string{"proc", "dev", "etc/ssl"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if edit != nil {
+		edit(root)
+	}
+	return s.WithImage(Image{Root: root, Name: "test-image", Env: []string{"IMAGE_VAR=from-image", "PATH=/usr/bin:/bin"}}), root
+}
+
+func imageRun(t *testing.T, s *Sandbox, j *Jail, script string) (Result, string) {
+	t.Helper()
+	env := NodeEnv(EnvSpec{Image: s.ImageEnv(), Host: HostEnv(), Stage: map[string]string{"KILROY_STAGE": "x"}})
+	return runOut(t, Cmd{Argv: []string{"sh", "-c", script}, Dir: j.Workspace, Env: env, Jail: j})
+}
+
+// A jail on an image shows the image's tree, read-only, and not the
+// host's system directories: the marker the image has, none of the
+// host's programs or /etc, the image's Env under the stage variables, the
+// jail's own passwd, and the workspace, stage directory, /tmp and HOME
+// writable on top of it.
+func TestImageJailShowsTheImageNotTheHost(t *testing.T) {
+	s, root := imageSandbox(t, nil)
+	before := treeListing(t, root)
+	run := t.TempDir()
+	ws, stage := filepath.Join(run, "worktree"), filepath.Join(run, "nodes", "unit")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	j := NodeJail(s, HostEnv(), ws, stage, filepath.Join(run, "policy-managed-roots"))
+	res, out := imageRun(t, s, j, `
+		cat /opt/toolchain/marker
+		for p in /usr/bin/bwrap /etc/os-release /etc/hostname; do [ -e $p ] && echo "HOST $p"; done
+		echo "var=$IMAGE_VAR stage=$KILROY_STAGE home=$HOME path=$PATH"
+		cat /etc/passwd | while read l; do case $l in kilroy:*) echo passwd-kilroy;; esac; done
+		touch /opt/toolchain/new 2>/dev/null && echo "WROTE image"
+		touch /new 2>/dev/null && echo "WROTE /"
+		echo w > `+ws+`/w && echo s > `+stage+`/status.json && echo t > /tmp/t && echo h > $HOME/h && echo writes-ok`)
+	if res.ExitCode != 0 {
+		t.Fatalf("exit %d:\n%s", res.ExitCode, out)
+	}
+	want := "FROM-THE-IMAGE\nvar=from-image stage=x home=" + ImageHome + " path=/usr/bin:/bin\npasswd-kilroy\nwrites-ok\n"
+	if out != want {
+		t.Errorf("output:\n%s\nwant:\n%s", out, want)
+	}
+	if after := treeListing(t, root); after != before {
+		t.Errorf("the image tree changed:\nbefore %s\nafter  %s", before, after)
+	}
+	for _, f := range []string{filepath.Join(ws, "w"), filepath.Join(stage, "status.json")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("not written through the jail: %v", err)
+		}
+	}
+}
+
+// A link of the image where the jail mounts something (/tmp, HOME's
+// parent, /proc) does not take the mount anywhere else: bubblewrap makes
+// its mount points through the image's paths, and a link there, followed,
+// would lead to the image's /etc, or to the host's root as bubblewrap
+// sees it while it builds the jail (/oldroot), where it would make
+// directories of the host. The jail gets plain directories there instead.
+func TestImageJailLinksAtMountPointsLeadNowhere(t *testing.T) {
+	host := t.TempDir()
+	s, root := imageSandbox(t, func(root string) {
+		for link, target := range map[string]string{
+			"tmp": "/etc", "home": "/oldroot" + host, "proc": "/oldroot/proc", "var": "/oldroot" + host,
+		} {
+			os.RemoveAll(filepath.Join(root, link))
+			if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+	j := NodeJail(s, HostEnv(), t.TempDir(), "", "")
+	res, out := imageRun(t, s, j, `
+		[ "$(readlink /var/tmp)" = /tmp ] || echo "/var/tmp is no link to /tmp"
+		for d in /tmp /home /var $HOME; do [ -d $d ] && [ ! -L $d ] || echo "LINK $d"; done
+		echo t > /tmp/t && echo h > $HOME/h && echo v > /var/tmp/v && ls /etc && ls /proc/self/ >/dev/null && echo ok`)
+	if res.ExitCode != 0 || out != "group\npasswd\nssl\nok\n" {
+		t.Errorf("exit %d, output:\n%s", res.ExitCode, out)
+	}
+	if names, _ := os.ReadDir(host); len(names) != 0 {
+		t.Errorf("the jail made %v in a host directory an image link named", names)
+	}
+	if _, err := os.Lstat(filepath.Join(root, "etc", "t")); err == nil {
+		t.Errorf("a write to /tmp went to the image's /etc")
+	}
+}
+
+// A program the image does not have is not found, whatever the host
+// has, and the error names the image and what to change.
+func TestImageJailProgramNotInImage(t *testing.T) {
+	s, _ := imageSandbox(t, nil)
+	j := NodeJail(s, HostEnv(), t.TempDir(), "", "")
+	env := NodeEnv(EnvSpec{Image: s.ImageEnv()})
+	_, err := Run(context.Background(), Cmd{Argv: []string{"bwrap", "--version"}, Dir: j.Workspace, Env: env, Jail: j})
+	var nf *NotFoundError
+	if !errors.As(err, &nf) || nf.Image != "test-image" {
+		t.Fatalf("Run(bwrap) in an image without it: %v, want a NotFoundError naming the image", err)
+	}
+	for _, want := range []string{"`bwrap` not found in image test-image", "image:"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not say %q", err, want)
+		}
+	}
+}
+
+// treeListing lists every path under root with its mode and size.
+func treeListing(t *testing.T, root string) string {
+	t.Helper()
+	var b strings.Builder
+	filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err == nil {
+			b.WriteString(p + " " + fi.Mode().String() + "\n")
+		}
+		return nil
+	})
+	return b.String()
+}
