@@ -8,6 +8,7 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/policy"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
 
 // Execute runs the prepared pipeline from its start, or from the
@@ -41,6 +42,12 @@ func (p *Prepared) Execute(ctx context.Context, o LocalOptions) (*attractor.RunR
 			return nil, err
 		}
 	}
+	env, release, err := p.imageEnv(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	o.Env = env
 	prog := NewProgress(progFile, o.Live)
 	if err := prog.RunStarted(p.RunID, p.Name, p.Branch, p.BaseSHA, string(p.Dir)); err != nil {
 		return nil, err
@@ -98,13 +105,13 @@ func (o LocalOptions) interviewer() attractor.Interviewer {
 // AgentFactory builds the coding agent of one run from the run's
 // resolved artifact-policy environment and the directory of its managed
 // roots (writable inside the sandbox).
-type AgentFactory func(policyEnv map[string]string, managedRoots string) (attractor.Agent, error)
+type AgentFactory func(policyEnv map[string]string, managedRoots string, sb *sandbox.Sandbox) (attractor.Agent, error)
 
 func (p *Prepared) agent(o LocalOptions) (attractor.Agent, error) {
 	if o.NewAgent == nil {
 		return o.Agent, nil
 	}
-	a, err := o.NewAgent(p.policy.Env, filepath.Join(string(p.Dir), policy.ManagedRootsDir))
+	a, err := o.NewAgent(p.policy.Env, filepath.Join(string(p.Dir), policy.ManagedRootsDir), o.Env.Sandbox)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: coding agents: %w", p.RunID, err)
 	}

@@ -62,6 +62,7 @@ func (h *nodeHost) cmd(req attractor.ExecRequest) sandbox.Cmd {
 	env := sandbox.NodeEnv(sandbox.EnvSpec{
 		Host:         h.env.Host,
 		Policy:       h.policy.Env,
+		Image:        h.env.Sandbox.ImageEnv(),
 		Stage:        req.StageEnv,
 		SecretNames:  h.env.SecretNames,
 		SecretValues: h.env.SecretValues,

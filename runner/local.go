@@ -49,6 +49,8 @@ type LocalOptions struct {
 	// caller removes it or parks it for another run (the server's pool of
 	// warm worktrees).
 	KeepWorktree bool
+	// Images say which image the nodes run in and where it comes from.
+	Images ImageOptions
 }
 
 // Prepared is a run ready to execute: worktree made, policy resolved.
@@ -64,6 +66,7 @@ type Prepared struct {
 
 	git        *gitops.Git
 	policy     *policy.Resolved
+	config     *policy.RepoConfig // of a new run: its image choice (PinImage)
 	cp         Checkpoint
 	resumeFrom *attractor.State // nil for a new run
 	journal    *journal         // while executing
@@ -128,7 +131,15 @@ func prepareIn(ctx context.Context, o LocalOptions, runID string, dir RunDir) (*
 	if err := (Answers{ByNode: o.Answers}).Check(sel.Pipeline); err != nil {
 		return nil, err
 	}
-	return Assemble(ctx, git, runID, dir, repo, head, sel, o.Env.Host)
+	p, err := Assemble(ctx, git, runID, dir, repo, head, sel, o.Env.Host)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.PinImage(ctx, o.Images); err != nil {
+		p.release(ctx, true)
+		return nil, err
+	}
+	return p, nil
 }
 
 // Assemble prepares run runID of sel in dir: it makes the run directory and
@@ -152,7 +163,7 @@ func AssembleFrom(ctx context.Context, git *gitops.Git, runID string, dir RunDir
 		mk = git.AddWorktree
 	}
 	p := &Prepared{RunID: runID, Dir: dir, Pipeline: sel.Pipeline, Name: sel.Name, RepoDir: repo,
-		BaseSHA: start, Branch: gitops.RunBranch(sel.Name, runID), Warnings: sel.diags, git: git}
+		BaseSHA: start, Branch: gitops.RunBranch(sel.Name, runID), Warnings: sel.diags, git: git, config: sel.Config}
 	if err := p.makeRunDir(ctx, sel.source, mk); err != nil {
 		p.release(ctx, true)
 		return nil, err

@@ -181,10 +181,10 @@ func secretValues(cfg serveConfig) []string {
 // newAgentFactory builds each run's coding agent from the server policy's
 // backends, with the run's artifact-policy environment.
 func newAgentFactory(w wired, env runner.EnvInputs) runner.AgentFactory {
-	return func(policyEnv map[string]string, managedRoots string) (attractor.Agent, error) {
+	return func(policyEnv map[string]string, managedRoots string, sb *sandbox.Sandbox) (attractor.Agent, error) {
 		a, err := agent.New(w.Config.Policy.Agents, agent.Deps{
 			HostEnv: env.Host, Policy: policyEnv, SecretNames: env.SecretNames, SecretValues: env.SecretValues,
-			Logger: w.Logger, Sandbox: env.Sandbox, ManagedRoots: managedRoots,
+			Logger: w.Logger, Sandbox: sb, ManagedRoots: managedRoots,
 		})
 		if err != nil {
 			return nil, err

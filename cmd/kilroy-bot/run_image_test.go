@@ -1,0 +1,115 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/v1/empty"
+	"github.com/google/go-containerregistry/pkg/v1/layout"
+
+	"github.com/kilroy-bot/kilroy-bot/runner"
+	"github.com/kilroy-bot/kilroy-bot/runner/image/imagetest"
+)
+
+// imageScript is the tool node of the image tests: it records what it
+// sees of the image (a marker file, a variable of the image's Env) and of
+// the host (git, which the host has and the image has not), and fulfils
+// the status contract.
+const imageScript = `cat /opt/kilroy-test/marker > seen.txt; echo "env=$IMAGE_ONLY" >> seen.txt; ` +
+	`[ -e /usr/bin/git ] && echo host-git >> seen.txt; ` +
+	`printf '{"status":"success"}' > "$KILROY_STAGE_STATUS_PATH"`
+
+// testImage builds the image of the tests, from the host's bash and cat,
+// and returns its tree's image.
+func testImageTree(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	imagetest.Rootfs(t, root, "bash", "cat")
+	imagetest.WriteFile(t, root, "opt/kilroy-test/marker", "IMAGE-MARKER\n", 0o644)
+	return root
+}
+
+var testImageEnv = []string{"PATH=/usr/bin:/bin", "IMAGE_ONLY=from-the-image"}
+
+// `kilroy-bot run` runs every node in the image the repository's image:
+// names, or --image names over it (a registry on loopback, an OCI layout
+// directory); --image host forces the host jail. The node sees the
+// image's files and Env and not the host's programs, the run pins the
+// digest in checkpoint.json, and the report names image and digest.
+func TestRunInImage(t *testing.T) {
+	needSandbox(t)
+	tree := testImageTree(t)
+	img := imagetest.Image(t, tree, testImageEnv)
+	reg := imagetest.Registry(t)
+	ref := reg + "/test/tools:1"
+	digest := imagetest.Push(t, ref, img)
+	ociDir := t.TempDir()
+	lp, err := layout.Write(ociDir, empty.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lp.AppendImage(img); err != nil {
+		t.Fatal(err)
+	}
+	dot := dotFor(`  n [shape=parallelogram, tool_command=` + dotQuote(imageScript) + `]
+  start -> n -> exit`)
+	inImage := "IMAGE-MARKER\nenv=from-the-image\n"
+	for _, tc := range []struct {
+		name, config string
+		flags        []string
+		want         string // seen.txt
+		pinned       string // the image checkpoint.json names, "" for none
+	}{
+		{name: "image: in config.yml", config: "version: 1\nimage: " + ref + "\n", want: inImage, pinned: ref},
+		{name: "per pipeline", config: "version: 1\nimage: host\npipelines:\n  ci:\n    image: " + ref + "\n", want: inImage, pinned: ref},
+		{name: "--image", flags: []string{"--image", ref}, want: inImage, pinned: ref},
+		{name: "--image oci:DIR", flags: []string{"--image", "oci:" + ociDir}, want: inImage, pinned: "oci:" + ociDir},
+		{name: "--image host over config", config: "version: 1\nimage: " + ref + "\n", flags: []string{"--image", "host"},
+			want: "env=\nhost-git\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := map[string]string{".kilroy/ci.dot": dot}
+			if tc.config != "" {
+				files[".kilroy/config.yml"] = tc.config
+			}
+			repo := newRepo(t, files)
+			dir := t.TempDir()
+			runDir := filepath.Join(dir, "run")
+			args := append([]string{"run", "--repo", repo, "--run-dir", runDir, "--data-dir", filepath.Join(dir, "data"),
+				"--format", "markdown"}, tc.flags...)
+			code, stdout, stderr := runCmd(args...)
+			if code != 0 {
+				t.Fatalf("run exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			b, err := os.ReadFile(filepath.Join(runDir, "worktree", "seen.txt"))
+			if err != nil {
+				b = []byte(gitT(t, repo, "show", runBranch(t, repo)+":seen.txt") + "\n")
+			}
+			if string(b) != tc.want {
+				t.Errorf("the node saw:\n%s\nwant:\n%s", b, tc.want)
+			}
+			cp, err := runner.ReadCheckpoint(runDir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			note := "image `" + tc.pinned + "` @ `" + digest + "`"
+			switch {
+			case tc.pinned == "" && cp.Image != nil:
+				t.Errorf("checkpoint.json pins an image: %+v", cp.Image)
+			case tc.pinned == "":
+			case cp.Image == nil || cp.Image.Ref != tc.pinned || cp.Image.Pinned.Digest != digest:
+				t.Errorf("checkpoint.json image = %+v, want %s @ %s", cp.Image, tc.pinned, digest)
+			case !strings.Contains(stdout, note):
+				t.Errorf("the report does not say %s:\n%s", note, stdout)
+			}
+		})
+	}
+}
+
+// runBranch is the repository's one run branch.
+func runBranch(t *testing.T, repo string) string {
+	t.Helper()
+	return gitT(t, repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/kilroy/")
+}
