@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/layout"
@@ -112,4 +116,68 @@ func TestRunInImage(t *testing.T) {
 func runBranch(t *testing.T, repo string) string {
 	t.Helper()
 	return gitT(t, repo, "for-each-ref", "--format=%(refname:short)", "refs/heads/kilroy/")
+}
+
+// A run killed in its image resumes in the same image, by the digest it
+// pinned, although its tag has moved to another image meanwhile.
+func TestResumeInPinnedImage(t *testing.T) {
+	needSandbox(t)
+	tree := testImageTree(t)
+	reg := imagetest.Registry(t)
+	ref := reg + "/test/tools:1"
+	digest := imagetest.Push(t, ref, imagetest.Image(t, tree, testImageEnv))
+	dir := t.TempDir()
+	runDir := filepath.Join(dir, "run")
+	blocked := filepath.Join(runDir, "policy-managed-roots", "blocked")
+	// block waits the first time, until the test kills the run; the
+	// managed roots outlive the kill, so it passes on resume.
+	block := `if [ -e ` + blocked + ` ]; then exit 0; fi; : > ` + blocked + `; exec cat`
+	repo := newRepo(t, map[string]string{
+		".kilroy/config.yml": "version: 1\nimage: " + ref + "\n",
+		".kilroy/ci.dot": dotFor(`  block [shape=parallelogram, tool_command=` + dotQuote(block) + `]
+  look [shape=parallelogram, tool_command=` + dotQuote(imageScript) + `]
+  start -> block -> look -> exit`),
+	})
+	cmd := exec.Command(os.Args[0], "run", "--repo", repo, "--run-dir", runDir, "--data-dir", filepath.Join(dir, "data"))
+	cmd.Env = append(os.Environ(), beKilroyBot+"=1")
+	stdin, err := cmd.StdinPipe() // held open: the blocked node's cat never ends on its own
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(blocked); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			cmd.Wait()
+			t.Fatalf("the block node did not start:\n%s", out.String())
+		}
+	}
+	syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	cmd.Wait()
+
+	moved := t.TempDir()
+	imagetest.Rootfs(t, moved, "bash", "cat")
+	imagetest.WriteFile(t, moved, "opt/kilroy-test/marker", "MOVED-TAG\n", 0o644)
+	if d := imagetest.Push(t, ref, imagetest.Image(t, moved, testImageEnv)); d == digest {
+		t.Fatal("the moved tag names the same image")
+	}
+	code, stdout, stderr := kilroyBot(t, "resume", "--data-dir", filepath.Join(dir, "data"), "--format", "markdown", runDir)
+	if code != 0 {
+		t.Fatalf("resume exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if got := gitT(t, repo, "show", runBranch(t, repo)+":seen.txt"); got != "IMAGE-MARKER\nenv=from-the-image" {
+		t.Errorf("the resumed node saw:\n%s\nwant the pinned image's marker", got)
+	}
+	if note := "image `" + ref + "` @ `" + digest + "`"; !strings.Contains(stdout, note) {
+		t.Errorf("the resumed run's report does not say %s:\n%s", note, stdout)
+	}
 }
