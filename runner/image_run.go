@@ -45,10 +45,6 @@ type RunImage struct {
 	Pinned image.Ref `json:"pinned"`
 }
 
-// ErrImageNotAllowed marks a repository's image the server's images.allow
-// refuses.
-var ErrImageNotAllowed = errors.New("image not allowed")
-
 // Choose returns the image pipeline name of cfg runs in ("host" for the
 // host jail). A choice the server does not allow is an ErrUsage error
 // placed at its `image:` line, naming the allowed patterns.
@@ -75,7 +71,7 @@ func (o ImageOptions) Choose(cfg *policy.RepoConfig, name string) (string, error
 	if n, err := image.Normalize(c.Ref); err == nil && n != c.Ref {
 		full += " (" + n + ")"
 	}
-	return "", fmt.Errorf("%w: %w: %w", ErrUsage, ErrImageNotAllowed, c.Errorf(
+	return "", fmt.Errorf("%w: %w", ErrUsage, c.Errorf(
 		"%s is not allowed on this server; images.allow: %s. Use an allowed image, or drop the key to run in the server's default", full, allowed))
 }
 
@@ -116,6 +112,10 @@ func (p *Prepared) PinImage(ctx context.Context, o ImageOptions) error {
 	p.cp.Image = &RunImage{Ref: ref, Pinned: pinned}
 	return nil
 }
+
+// Abandon undoes Assemble for a run that will not execute: its worktree
+// and the run branch it made go.
+func (p *Prepared) Abandon(ctx context.Context) { p.release(ctx, true) }
 
 // Image is the run's pinned image; nil when it runs in the host jail.
 func (p *Prepared) Image() *RunImage { return p.cp.Image }

@@ -92,6 +92,9 @@ func (w *eventWork) loadPipelines(ctx context.Context, mirror, rev, headSHA stri
 	var problems []error
 	for _, name := range names {
 		sel, err := runner.LoadPipeline(ctx, w.git, mirror, rev, cfg, name, cfg.Pipelines[name])
+		if err == nil {
+			_, err = w.s.o.Images.Choose(cfg, name) // a refused image: on the kilroy/config check
+		}
 		switch {
 		case err == nil:
 			sels = append(sels, sel)

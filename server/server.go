@@ -110,6 +110,8 @@ type ReportTarget struct {
 	// History is what the run did before this execution resumed it, for
 	// the checks to show; nil when the run starts from the beginning.
 	History *runner.History
+	// Image is the image the run's nodes run in; nil for the host jail.
+	Image *runner.RunImage
 }
 
 // TokenSource makes a repository's git credentials for one run: source is
@@ -145,6 +147,9 @@ type ServerOptions struct {
 	// run of the same repository (see warm.go); nil: every run checks out
 	// a fresh worktree.
 	Pool *wtpool.Pool
+	// Images say which image each run's nodes run in: the repository's
+	// choice within images.allow, else images.default.
+	Images runner.ImageOptions
 }
 
 // Server turns accepted deliveries into pull request runs: HandleEvent

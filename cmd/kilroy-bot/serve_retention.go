@@ -22,6 +22,7 @@ type serverRetention struct {
 	RemoteBranches string `yaml:"remote_branches"` // run branches on GitHub; default off
 	Mirrors        string `yaml:"mirrors"`         // unused mirrors; default 30d
 	Every          string `yaml:"every"`           // time between sweeps; default 1h
+	Images         string `yaml:"images"`          // unpacked images no run used; default 7d (serve_images.go)
 }
 
 // defaultRetentionEvery is the time between sweeps.

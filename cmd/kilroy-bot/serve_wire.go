@@ -52,6 +52,10 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 	if err != nil {
 		return runSide{}, err
 	}
+	images, store, err := w.Config.Policy.Images.options(w.Config.DataDir)
+	if err != nil {
+		return runSide{}, err
+	}
 	srv, err := appserver.NewServer(appserver.ServerOptions{
 		DataDir: w.Config.DataDir,
 		Queue:   w.Queue,
@@ -70,6 +74,7 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 		Caps:     caps,
 		Logger:   w.Logger,
 		Pool:     pool,
+		Images:   images,
 	})
 	if err != nil {
 		return runSide{}, err
@@ -77,6 +82,15 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 	sweep, err := retentionLoop(w.Config, srv, w.App)
 	if err != nil {
 		return runSide{}, err
+	}
+	if sweepImages, err := imageSweep(w.Config, store, w.Logger); err != nil {
+		return runSide{}, err
+	} else if sweepImages != nil {
+		runs := sweep
+		sweep = func(ctx context.Context) {
+			go sweepImages(ctx)
+			runs(ctx)
+		}
 	}
 	q := w.Queue
 	return runSide{
