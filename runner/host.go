@@ -88,7 +88,8 @@ func (h *nodeHost) Exec(ctx context.Context, req attractor.ExecRequest) (attract
 	out := attractor.ExecResult{
 		ExitCode: res.ExitCode, TimedOut: res.TimedOut, Canceled: res.Canceled, Duration: res.Duration,
 		StdoutTail: string(outTail.Bytes()), StderrTail: string(errTail.Bytes()),
-		LimitHit: res.LimitHit(string(errTail.Bytes())),
+		LimitHit:    res.LimitHit(string(errTail.Bytes())),
+		Environment: missingCommand(h.env.Sandbox, res.ExitCode, string(errTail.Bytes())),
 	}
 	if lerr := logs.close(); lerr != nil {
 		return out, fmt.Errorf("log files of %s: %w", req.Argv[0], lerr)

@@ -181,3 +181,53 @@ func TestResumeInPinnedImage(t *testing.T) {
 		t.Errorf("the resumed run's report does not say %s:\n%s", note, stdout)
 	}
 }
+
+// A command the image lacks fails its node as the environment's problem,
+// naming the image and the key to change: a tool's command (bash's exit
+// status 127) and an agent CLI (before it starts, so before any model
+// call).
+func TestRunImageMissingCommand(t *testing.T) {
+	needSandbox(t)
+	reg := imagetest.Registry(t)
+	ref := reg + "/test/tools:1"
+	imagetest.Push(t, ref, imagetest.Image(t, testImageTree(t), testImageEnv))
+	for _, tc := range []struct {
+		name, node, agentCLI string
+		want                 []string
+	}{
+		{name: "tool", node: `n [shape=parallelogram, tool_command="go version"]`,
+			want: []string{"Environment problem, not the change's: `go` is not in image `" + ref + "`",
+				"`image:` in .kilroy/config.yml", "tool_command exited with status 127"}},
+		{name: "verify", node: `n [shape=octagon, command="cat go.mod && go vet ./..."]`,
+			want: []string{"Environment problem, not the change's: `go` is not in image `" + ref + "`"}},
+		{name: "agent CLI", node: `n [shape=box, prompt="Do the work"]`, agentCLI: "kilroy-test-no-such-cli",
+			want: []string{"`kilroy-test-no-such-cli` not found in image " + ref, "`image:` in .kilroy/config.yml",
+				"agents.backends.local.command"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repo := newRepo(t, map[string]string{".kilroy/ci.dot": dotFor("  " + tc.node + "\n  start -> n -> exit"),
+				"go.mod": "module x\n"})
+			dir := t.TempDir()
+			args := []string{"run", "--repo", repo, "--run-dir", filepath.Join(dir, "run"), "--data-dir", filepath.Join(dir, "data"),
+				"--format", "markdown", "--image", ref}
+			if tc.agentCLI != "" {
+				agents := filepath.Join(dir, "agents.yml")
+				writeAgents(t, agents, "local", map[string]any{"kind": "cli", "cli": "command", "no_key": true,
+					"command": []string{tc.agentCLI, "{prompt_file}"}}, 0)
+				args = append(args, "--agents", agents)
+			}
+			code, stdout, stderr := runCmd(args...)
+			if code != 1 {
+				t.Fatalf("run exited %d, want 1\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(stdout, w) {
+					t.Errorf("the report does not say %q:\n%s", w, stdout)
+				}
+			}
+			if !strings.Contains(stdout, "### ❌ `n` (structural)") {
+				t.Errorf("the report does not call n's failure structural (the environment's, not the change's):\n%s", stdout)
+			}
+		})
+	}
+}

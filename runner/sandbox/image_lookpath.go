@@ -90,3 +90,22 @@ func (e *NotFoundError) imageError() string {
 // ImageFix says what to change when an image lacks a program.
 const ImageFix = "use an image that has it (`image:` in .kilroy/config.yml, for the repository or the pipeline), " +
 	"or `image: host` to run on the bot's own toolchain where the server allows it"
+
+// HostFallback is the program a process in j runs for name, a program an
+// image jail lacks that the host has in hostPATH (an agent CLI the bot's
+// host installed): its host path, which the jail binds read-only when it
+// can run there (a static binary, a script whose interpreter the image
+// has; Run says why not otherwise). name itself when j has no image, has
+// the program, or the host has not either.
+func (j *Jail) HostFallback(env []string, dir, name, hostPATH string) string {
+	if j == nil || j.Sandbox.image == nil || strings.Contains(name, "/") {
+		return name
+	}
+	if _, err := j.lookPathImage(env, dir, name); err == nil {
+		return name
+	}
+	if p, err := lookPath([]string{"PATH=" + hostPATH}, "", name); err == nil && filepath.IsAbs(p) {
+		return p
+	}
+	return name
+}

@@ -2,9 +2,12 @@ package sandbox
 
 import (
 	"context"
+	"debug/elf"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -143,4 +146,51 @@ func treeListing(t *testing.T, root string) string {
 		return nil
 	})
 	return b.String()
+}
+
+// A program of the host that an image lacks, named by its absolute path
+// (an agent CLI the bot installed), runs in the image jail when it can
+// there: a static binary, a script whose interpreter the image has. A
+// dynamically linked one, or a script whose interpreter the image lacks,
+// is refused before it starts, saying why and what to change.
+func TestImageJailHostProgram(t *testing.T) {
+	s, _ := imageSandbox(t, nil)
+	gofmt, err := exec.LookPath("gofmt")
+	if err != nil {
+		t.Skip("no gofmt on this host")
+	}
+	if f, err := elf.Open(gofmt); err != nil || slices.ContainsFunc(f.Progs, func(p *elf.Prog) bool { return p.Type == elf.PT_INTERP }) {
+		t.Skipf("%s is not a static binary here", gofmt)
+	}
+	dir := t.TempDir()
+	shScript := writeScript(t, dir, "agent-sh", "echo from-a-host-script\n")
+	pyScript := filepath.Join(dir, "agent-py")
+	if err := os.WriteFile(pyScript, []byte("#!/usr/bin/env python3\nprint('x')\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	j := NodeJail(s, HostEnv(), t.TempDir(), "", "")
+	env := NodeEnv(EnvSpec{Image: s.ImageEnv()})
+	for _, tc := range []struct {
+		argv      []string
+		stdin     string
+		want      string // output, or the error's reason
+		wantError bool
+	}{
+		{argv: []string{gofmt}, stdin: "package x\nvar  y=1\n", want: "package x\n\nvar y = 1\n"},
+		{argv: []string{shScript}, want: "from-a-host-script\n"},
+		{argv: []string{"/usr/bin/git", "--version"}, want: "dynamically linked", wantError: true},
+		{argv: []string{pyScript}, want: "interpreter `python3` is not in the image", wantError: true},
+	} {
+		var out combined
+		stdout, stderr := out.writers()
+		res, err := Run(context.Background(), Cmd{Argv: tc.argv, Dir: j.Workspace, Env: env, Jail: j,
+			Stdin: strings.NewReader(tc.stdin), Stdout: stdout, Stderr: stderr})
+		var nf *NotFoundError
+		switch {
+		case tc.wantError && (!errors.As(err, &nf) || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "image:")):
+			t.Errorf("%s: error %v, want a NotFoundError saying %q and what to change", tc.argv[0], err, tc.want)
+		case !tc.wantError && (err != nil || res.ExitCode != 0 || out.String() != tc.want):
+			t.Errorf("%s: %v, exit %d, output %q, want %q", tc.argv[0], err, res.ExitCode, out.String(), tc.want)
+		}
+	}
 }
