@@ -68,7 +68,7 @@ func (o ImageOptions) Choose(cfg *policy.RepoConfig, name string) (string, error
 		allowed = "`" + strings.Join(o.Allow, "`, `") + "`"
 	}
 	full := c.Ref
-	if n, err := image.Normalize(c.Ref); err == nil && n != c.Ref {
+	if n, err := image.Normalize(c.Ref); err == nil && n != c.Ref && c.Ref != policy.ImageHost {
 		full += " (" + n + ")"
 	}
 	return "", fmt.Errorf("%w: %w", ErrUsage, c.Errorf(

@@ -23,7 +23,8 @@ func imageSandbox(t *testing.T, edit func(root string)) (*Sandbox, string) {
 	root := t.TempDir()
 	imagetest.Rootfs(t, root, "sh", "cat", "ls", "touch", "readlink")
 	imagetest.WriteFile(t, root, "opt/toolchain/marker", "FROM-THE-IMAGE\n", 0o644)
-	for _, d := range []string{"proc", "dev", "etc/ssl"} {
+	imagetest.WriteFile(t, root, "var/lib/dpkg/status", "DPKG\n", 0o644)
+	for _, d := range []string{"proc", "dev", "etc/ssl", "var/tmp", "home/someone"} {
 		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -55,7 +56,8 @@ func TestImageJailShowsTheImageNotTheHost(t *testing.T) {
 	}
 	j := NodeJail(s, HostEnv(), ws, stage, filepath.Join(run, "policy-managed-roots"))
 	res, out := imageRun(t, s, j, `
-		cat /opt/toolchain/marker
+		cat /opt/toolchain/marker /var/lib/dpkg/status
+		echo "var/tmp=$(readlink /var/tmp) home=$(echo $(ls /home))"
 		for p in /usr/bin/bwrap /etc/os-release /etc/hostname; do [ -e $p ] && echo "HOST $p"; done
 		echo "var=$IMAGE_VAR stage=$KILROY_STAGE home=$HOME path=$PATH"
 		cat /etc/passwd | while read l; do case $l in kilroy:*) echo passwd-kilroy;; esac; done
@@ -65,7 +67,7 @@ func TestImageJailShowsTheImageNotTheHost(t *testing.T) {
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d:\n%s", res.ExitCode, out)
 	}
-	want := "FROM-THE-IMAGE\nvar=from-image stage=x home=" + ImageHome + " path=/usr/bin:/bin\npasswd-kilroy\nwrites-ok\n"
+	want := "FROM-THE-IMAGE\nDPKG\nvar/tmp=/tmp home=kilroy someone\nvar=from-image stage=x home=" + ImageHome + " path=/usr/bin:/bin\npasswd-kilroy\nwrites-ok\n"
 	if out != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
