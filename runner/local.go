@@ -139,6 +139,11 @@ func prepareIn(ctx context.Context, o LocalOptions, runID string, dir RunDir) (*
 		p.release(ctx, true)
 		return nil, err
 	}
+	if im := p.Image(); im != nil && o.Env.Sandbox == nil {
+		p.release(ctx, true)
+		return nil, fmt.Errorf("%w: image %s: nodes run in an image only in the sandbox (bubblewrap), which is off here; "+
+			"run with --image host, or where bubblewrap works", ErrUsage, im.Ref)
+	}
 	return p, nil
 }
 

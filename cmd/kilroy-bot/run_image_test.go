@@ -231,3 +231,22 @@ func TestRunImageMissingCommand(t *testing.T) {
 		})
 	}
 }
+
+// An image needs the sandbox: with --no-sandbox, a run whose repository
+// names one stops before its first node, saying what to do.
+func TestRunImageNeedsSandbox(t *testing.T) {
+	reg := imagetest.Registry(t)
+	ref := reg + "/test/tools:1"
+	imagetest.Push(t, ref, imagetest.Image(t, testImageTree(t), testImageEnv))
+	repo := newRepo(t, map[string]string{".kilroy/ci.dot": dotFor("  start -> exit"),
+		".kilroy/config.yml": "version: 1\nimage: " + ref + "\n"})
+	dir := t.TempDir()
+	code, stdout, stderr := runCmd("run", "--no-sandbox", "--repo", repo, "--run-dir", filepath.Join(dir, "run"),
+		"--data-dir", filepath.Join(dir, "data"))
+	if want := "nodes run in an image only in the sandbox"; code != 2 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "--image host") {
+		t.Errorf("run exited %d, want 2 saying %q and --image host\nstdout:\n%s\nstderr:\n%s", code, want, stdout, stderr)
+	}
+	if branches := gitT(t, repo, "for-each-ref", "refs/heads/kilroy/"); branches != "" {
+		t.Errorf("a run that did not start left branches: %s", branches)
+	}
+}

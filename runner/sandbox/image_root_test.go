@@ -62,7 +62,7 @@ func TestImageJailShowsTheImageNotTheHost(t *testing.T) {
 		echo "var=$IMAGE_VAR stage=$KILROY_STAGE home=$HOME path=$PATH"
 		cat /etc/passwd | while read l; do case $l in kilroy:*) echo passwd-kilroy;; esac; done
 		touch /opt/toolchain/new 2>/dev/null && echo "WROTE image"
-		touch /new 2>/dev/null && echo "WROTE /"
+		for d in / /home /var /var/lib /dev /opt; do touch $d/new 2>/dev/null && echo "WROTE $d"; done
 		echo w > `+ws+`/w && echo s > `+stage+`/status.json && echo t > /tmp/t && echo h > $HOME/h && echo writes-ok`)
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d:\n%s", res.ExitCode, out)
