@@ -241,8 +241,10 @@ func (r *Recorder) RunFinished(_ context.Context, res *attractor.RunResult) erro
 		if r.cancelReason != "" {
 			v.Reason = r.cancelReason
 		}
-	case res.Status == attractor.StatusSuccess || res.Status == attractor.StatusPartialSuccess:
+	case res.Status == attractor.StatusSuccess:
 		v.Status = RunSuccess
+	case res.Status == attractor.StatusPartialSuccess:
+		v.Status, v.Tolerated = RunPartial, slices.Clone(res.Tolerated)
 	default:
 		v.Status = RunFailed
 	}

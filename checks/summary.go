@@ -94,10 +94,17 @@ func nodesTitle(v *RunView) string {
 			return count + " · " + plural(skipped, "node") + " skipped"
 		}
 		return count
+	case RunPartial:
+		return count + " · " + toleratedPart(v)
 	case RunCancelled:
 		return "cancelled: " + firstNonEmpty(firstLine(v.Reason), "run cancelled") + " · " + count
 	}
 	return count + " · " + failedPart(v)
+}
+
+// toleratedPart names the failures a partial run's pipeline tolerated.
+func toleratedPart(v *RunView) string {
+	return "failed, tolerated by the pipeline (allow_partial or first_success): " + clip(strings.Join(v.Tolerated, ", "), 100)
 }
 
 // runningTitle names the nodes under way.
@@ -136,6 +143,8 @@ func outcomeLine(v *RunView) string {
 		return "⏳ **Running**"
 	case RunSuccess:
 		return "✅ **Succeeded** in " + duration(v.Duration)
+	case RunPartial:
+		return "⚠️ **Partial** in " + duration(v.Duration) + ": " + cell(toleratedPart(v))
 	case RunCancelled:
 		return "🚫 **Cancelled**: " + cell(firstNonEmpty(firstLine(v.Reason), "run cancelled"))
 	}

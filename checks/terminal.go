@@ -154,7 +154,7 @@ func runColor(s RunStatus) string {
 		return colorGreen
 	case RunFailed:
 		return colorRed
-	case RunCancelled:
+	case RunCancelled, RunPartial:
 		return colorYellow
 	}
 	return colorNone

@@ -38,7 +38,7 @@ func TestParseRepoConfigFull(t *testing.T) {
 			Profiles: ProfilesPolicy{Mode: ModeExplicit, Explicit: []string{"go", "node"}},
 			Env: EnvPolicy{
 				Overrides:    map[string]map[string]string{"go": {"GOFLAGS": "-mod=readonly"}},
-				ManagedRoots: map[string]string{"node": "node-cache", "go": "/var/cache/kilroy/go"},
+				ManagedRoots: map[string]string{"node": "node-cache", "go": "go-cache"},
 			},
 			Checkpoint: CheckpointPolicy{ExcludeGlobs: []string{"**/node_modules/**", "**/dist/**"}},
 			Verify:     VerifyPolicy{DenyGlobs: []string{"**/dist/**"}, AllowGlobs: []string{"keep/dist/ok.txt"}},

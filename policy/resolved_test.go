@@ -146,6 +146,24 @@ func TestResolveRejectsBadPolicy(t *testing.T) {
 			"artifact_policy.env.managed_roots.generic", `unknown profile "generic"`},
 		{"managed root escaping", ArtifactPolicy{Env: EnvPolicy{ManagedRoots: map[string]string{"go": "../go"}}},
 			"artifact_policy.env.managed_roots.go", "leaves policy-managed-roots/"},
+		// Issue 23 item 3: what the sandbox bound from these, each seen
+		// to reach the host.
+		{"toolchain variable at /proc", overrides("python", "VIRTUAL_ENV", "/proc"),
+			"artifact_policy.env.overrides.python.VIRTUAL_ENV", `"/proc" is a host path`},
+		{"toolchain variable at /sys", overrides("node", "NVM_DIR", "/sys"),
+			"artifact_policy.env.overrides.node.NVM_DIR", `"/sys" is a host path`},
+		{"toolchain variable at a socket's directory", overrides("python", "PYENV_ROOT", "/var/run/postgresql"),
+			"artifact_policy.env.overrides.python.PYENV_ROOT", "never mounts"},
+		{"toolchain variable at /root", overrides("java", "JAVA_HOME", "/root/"),
+			"artifact_policy.env.overrides.java.JAVA_HOME", "remove the key"},
+		{"cache variable at the host's cache", overrides("go", "GOMODCACHE", "/home/bot/go/pkg/mod"),
+			"artifact_policy.env.overrides.go.GOMODCACHE", "is a host path"},
+		{"unowned cache variable", overrides("go", "GOCACHE", "/var/cache/go-build"),
+			"artifact_policy.env.overrides.go.GOCACHE", "is a host path"},
+		{"toolchain variable under /tmp", overrides("go", "GOROOT", "/tmp/go"),
+			"artifact_policy.env.overrides.go.GOROOT", "is a host path"},
+		{"absolute managed root", ArtifactPolicy{Env: EnvPolicy{ManagedRoots: map[string]string{"go": "/var/cache/kilroy/go"}}},
+			"artifact_policy.env.managed_roots.go", "is a host path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -237,4 +255,8 @@ func TestCheckSnapshot(t *testing.T) {
 			t.Errorf("%s: CheckSnapshot = %v, want ErrSnapshotMismatch", name, err)
 		}
 	}
+}
+
+func overrides(profile, name, value string) ArtifactPolicy {
+	return ArtifactPolicy{Env: EnvPolicy{Overrides: map[string]map[string]string{profile: {name: value}}}}
 }

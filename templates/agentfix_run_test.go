@@ -89,7 +89,7 @@ func apiAgent(url string, host map[string]string, _ *sandbox.Sandbox) runner.Age
 		Backends: map[string]agent.Backend{"api": {Kind: agent.KindAPI, API: agent.APIAnthropic, BaseURL: url, Model: "fake-model"}},
 		Limits:   agent.Limits{ProviderRetries: 1, RetryBackoff: agent.Duration(10 * time.Millisecond)},
 	}
-	return func(policyEnv map[string]string, managedRoots string, sb *sandbox.Sandbox) (attractor.Agent, error) {
-		return agent.New(cfg, agent.Deps{HostEnv: maps.Clone(host), Policy: policyEnv, Sandbox: sb, ManagedRoots: managedRoots})
+	return func(policyEnv map[string]string, managedRoots, caches string, sb *sandbox.Sandbox) (attractor.Agent, error) {
+		return agent.New(cfg, agent.Deps{HostEnv: maps.Clone(host), Policy: policyEnv, Sandbox: sb, ManagedRoots: managedRoots, Caches: caches})
 	}
 }

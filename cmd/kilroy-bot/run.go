@@ -80,7 +80,8 @@ or as that Markdown otherwise (--format).
                        host for your own toolchain; default: the
                        repository's image:, else host
 ` + localFlagsUsage + `
-Exit status: 0 the pipeline succeeded, 1 it failed or could not start,
+Exit status: 0 the pipeline succeeded (or ended partial_success: a failure
+the pipeline tolerated, shown in the report), 1 it failed or could not start,
 2 usage or configuration error (nothing ran).
 `
 
@@ -91,7 +92,8 @@ checkpoint in RUN_DIR, with the pipeline, artifact policy and limits it
 started with.
 
 ` + localFlagsUsage + `
-Exit status: 0 the pipeline succeeded, 1 it failed or could not start,
+Exit status: 0 the pipeline succeeded (or ended partial_success: a failure
+the pipeline tolerated, shown in the report), 1 it failed or could not start,
 2 usage error.
 `
 
@@ -183,9 +185,9 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 	if err != nil {
 		return o, err
 	}
-	o.NewAgent = func(policyEnv map[string]string, managedRoots string, sb *sandbox.Sandbox) (attractor.Agent, error) {
+	o.NewAgent = func(policyEnv map[string]string, managedRoots, caches string, sb *sandbox.Sandbox) (attractor.Agent, error) {
 		return agent.New(cfg, agent.Deps{HostEnv: host, Policy: policyEnv, SecretNames: botSecretNames,
-			Sandbox: sb, ManagedRoots: managedRoots})
+			Sandbox: sb, ManagedRoots: managedRoots, Caches: caches})
 	}
 	return o, nil
 }
@@ -254,6 +256,9 @@ func execute(ctx context.Context, stdout, stderr io.Writer, prep *runner.Prepare
 	}
 	o.Listener = rec
 	res, err := prep.Execute(ctx, o)
+	// progress.ndjson's last line, once the report is written (the run
+	// branch is local: its checkpoints are all there is to update).
+	defer finishProgress(stderr, prep, res, err)
 	if err != nil {
 		fmt.Fprintf(stderr, "kilroy-bot: %v\n", err)
 		return 1
@@ -265,10 +270,23 @@ func execute(ctx context.Context, stdout, stderr io.Writer, prep *runner.Prepare
 		fmt.Fprintf(stderr, "kilroy-bot: write report.md: %v\n", werr)
 	}
 	printSummary(stdout, stderr, format, rec.View(), report, prep)
-	if res.Status != attractor.StatusSuccess {
-		return 1
+	return exitCode(res.Status)
+}
+
+// exitCode is 0 for a run that succeeded or ended partial_success (the
+// pipeline tolerated a failure: allow_partial, first_success; the report
+// says which), 1 for a failed or cancelled run.
+func exitCode(s attractor.Status) int {
+	if s == attractor.StatusSuccess || s == attractor.StatusPartialSuccess {
+		return 0
 	}
-	return 0
+	return 1
+}
+
+func finishProgress(stderr io.Writer, prep *runner.Prepared, res *attractor.RunResult, err error) {
+	if ferr := prep.Finish(runner.EndOf(res, err)); ferr != nil {
+		fmt.Fprintf(stderr, "kilroy-bot: %v\n", ferr)
+	}
 }
 
 // priorOf hands the checks what the runner read of an interrupted run.

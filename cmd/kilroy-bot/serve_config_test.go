@@ -276,7 +276,7 @@ func TestDecodePolicy(t *testing.T) {
 		{name: "limits not a duration", yaml: "limits:\n  max_node_timeout: two hours\n",
 			wantErr: []string{"policy.yml:2:3: limits.max_node_timeout:", "write a duration such as 6h or 90m"}},
 		{name: "limits unknown key", yaml: "limits:\n  run_timeout: 3h\n",
-			wantErr: []string{`policy.yml:2:3: unknown key "run_timeout" in limits (known: max_run_timeout, max_node_timeout, max_runs_per_installation, max_runs_per_repository)`}},
+			wantErr: []string{`policy.yml:2:3: unknown key "run_timeout" in limits (known: max_run_timeout, max_node_timeout, max_runs_per_installation, max_runs_per_repository, max_graph_nodes, max_graph_edges, max_pipelines, max_checkout_files, max_checkout_bytes)`}},
 		{name: "run caps", yaml: "limits: {max_runs_per_installation: 4, max_runs_per_repository: 2}\n"},
 		{name: "run cap negative", yaml: "limits:\n  max_runs_per_repository: -1\n",
 			wantErr: []string{"policy.yml:2:3: limits.max_runs_per_repository: minimum: got -1, want 0"}},
@@ -294,7 +294,7 @@ func TestDecodePolicy(t *testing.T) {
 		{name: "retention every off", yaml: "retention:\n  every: off\n",
 			wantErr: []string{"policy.yml:2:3: retention.every: off is not a time between sweeps"}},
 		{name: "retention unknown key", yaml: "retention:\n  logs: 3d\n",
-			wantErr: []string{`unknown key "logs" in retention (known: runs, branches, remote_branches, mirrors, every, images)`}},
+			wantErr: []string{`unknown key "logs" in retention (known: runs, branches, remote_branches, mirrors, caches, every, images)`}},
 		{name: "two documents", yaml: "app_slug: a\n---\napp_slug: b\n", wantErr: []string{"only one YAML document"}},
 	}
 	for _, tt := range tests {
@@ -372,6 +372,10 @@ func TestSandboxPolicy(t *testing.T) {
 		{name: "bad size", yaml: "sandbox:\n  limits: {memory: 3 gigs}\n", wantErr: "sandbox.limits.memory"},
 		{name: "bad duration", yaml: "sandbox:\n  limits: {cpu_time: forever}\n", wantErr: "sandbox.limits.cpu_time"},
 		{name: "relative read_only", yaml: "sandbox:\n  read_only: [tools]\n", wantErr: "read_only"},
+		{name: "caches", yaml: "sandbox:\n  caches: {scope: installation, max_bytes: 2GiB}\n"},
+		{name: "caches off", yaml: "sandbox:\n  caches: {scope: repository, max_bytes: off}\n"},
+		{name: "caches bad scope", yaml: "sandbox:\n  caches: {scope: everyone}\n", wantErr: "caches.scope"},
+		{name: "caches bad size", yaml: "sandbox:\n  caches: {max_bytes: lots}\n", wantErr: "caches.max_bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var p serverPolicy

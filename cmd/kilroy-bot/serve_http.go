@@ -73,7 +73,7 @@ func buildServer(ctx context.Context, cfg serveConfig, deps serveDeps) (*server,
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	s.ln = ln
+	s.ln = limitConns(ln, deps.maxConns())
 	return s, nil
 }
 

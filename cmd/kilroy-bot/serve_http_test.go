@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -366,5 +368,52 @@ func TestRunsPageLogsNoToken(t *testing.T) {
 	}
 	if strings.Contains(got, "?t=") {
 		t.Errorf("the log carries a query:\n%s", got)
+	}
+}
+
+// TestServeConnectionCap: with every connection slot held by a client
+// that sent half a request, one more connection is not served; it is as
+// soon as one of them closes.
+func TestServeConnectionCap(t *testing.T) {
+	ts := newTestServer(t)
+	const limit = 8
+	ts.srv.ln = limitConns(ts.srv.ln.(*limitListener).Listener, limit)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ts.srv.run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	addr := ts.srv.Addr().String()
+	var held []net.Conn
+	for range limit {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Headers of a delivery whose body never comes.
+		fmt.Fprintf(c, "POST /webhooks/github HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{")
+		held = append(held, c)
+	}
+	t.Cleanup(func() {
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	healthz := func() (string, error) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(time.Second))
+		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+		b, err := io.ReadAll(c)
+		return string(b), err
+	}
+	if got, err := healthz(); err == nil || strings.Contains(got, "200 OK") {
+		t.Fatalf("a connection over the cap was served: %q %v", got, err)
+	}
+	held[0].Close()
+	if got, err := healthz(); err != nil || !strings.Contains(got, "200 OK") {
+		t.Fatalf("a connection after one closed: %q %v, want 200 OK", got, err)
 	}
 }

@@ -52,6 +52,10 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 	if err != nil {
 		return runSide{}, err
 	}
+	scope, err := w.Config.Policy.Sandbox.Caches.scope()
+	if err != nil {
+		return runSide{}, err
+	}
 	images, store, err := w.Config.Policy.Images.options(w.Config.DataDir)
 	if err != nil {
 		return runSide{}, err
@@ -69,12 +73,14 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 			rt := w.App.RepoTokens(id, repo, nil)
 			return gitops.TokenSource(rt.Token), rt.Revoke, nil
 		},
-		Env:      env,
-		NewAgent: newAgentFactory(w, env),
-		Caps:     caps,
-		Logger:   w.Logger,
-		Pool:     pool,
-		Images:   images,
+		Env:        env,
+		NewAgent:   newAgentFactory(w, env),
+		Caps:       caps,
+		Logger:     w.Logger,
+		Pool:       pool,
+		CacheScope: scope,
+		Disk:       w.Config.Policy.Sandbox.Disk.reserve(),
+		Images:     images,
 	})
 	if err != nil {
 		return runSide{}, err
@@ -195,10 +201,10 @@ func secretValues(cfg serveConfig) []string {
 // newAgentFactory builds each run's coding agent from the server policy's
 // backends, with the run's artifact-policy environment.
 func newAgentFactory(w wired, env runner.EnvInputs) runner.AgentFactory {
-	return func(policyEnv map[string]string, managedRoots string, sb *sandbox.Sandbox) (attractor.Agent, error) {
+	return func(policyEnv map[string]string, managedRoots, caches string, sb *sandbox.Sandbox) (attractor.Agent, error) {
 		a, err := agent.New(w.Config.Policy.Agents, agent.Deps{
 			HostEnv: env.Host, Policy: policyEnv, SecretNames: env.SecretNames, SecretValues: env.SecretValues,
-			Logger: w.Logger, Sandbox: sb, ManagedRoots: managedRoots,
+			Logger: w.Logger, Sandbox: sb, ManagedRoots: managedRoots, Caches: caches,
 		})
 		if err != nil {
 			return nil, err

@@ -55,6 +55,16 @@ func TestValidateRepository(t *testing.T) {
 			},
 		},
 		{
+			name: "config pointing a toolchain variable at a host directory",
+			files: map[string]string{".kilroy/ci.dot": cleanDOT,
+				".kilroy/config.yml": "version: 1\nartifact_policy:\n  env:\n    overrides:\n      python:\n        VIRTUAL_ENV: /proc\n"},
+			wantCode: 1,
+			wantOut: []string{
+				`FILE:6:9: error: artifact_policy.env.overrides.python.VIRTUAL_ENV: "/proc" is a host path: a repository's variables are never mounts, so a node sees nothing of the host there (only the worktree, the run's directories, its own /tmp and HOME, and the repository's caches); remove the key, or give a path relative to the worktree [config]`,
+				"1 error, 0 warnings in 2 files",
+			},
+		},
+		{
 			name:     "a broken pipeline beside a clean config",
 			files:    map[string]string{".kilroy/ci.dot": "digraph ci { a -> b }\n", ".kilroy/config.yml": "version: 1\n"},
 			wantCode: 1,

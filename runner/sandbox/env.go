@@ -19,6 +19,13 @@ type EnvSpec struct {
 	// value that extends the host's (MAVEN_OPTS with -Dmaven.repo.local
 	// appended by the resolver) replaces it.
 	Policy map[string]string
+	// Caches is the run's cache directory (the repository's caches). When
+	// set, every cache variable points into it (CacheEnv) whatever the
+	// host sets: a node never gets the host's caches. Only the policy's own
+	// value of a cache variable wins over it (the resolver puts the
+	// repository's cache there too, unless the repository chose a
+	// directory of its run).
+	Caches string
 	// HomeOverride, when set, is the HOME the node sees (agent CLIs get an
 	// isolated one). Toolchain locations are pinned from the real HOME
 	// first, so the node still finds cargo, rustup and the Go caches.
@@ -28,7 +35,8 @@ type EnvSpec struct {
 	Stage map[string]string
 	// Image, when not nil, is the environment of the image the node runs
 	// in (Sandbox.ImageEnv): the base instead of the host's variables,
-	// with the bot's caches, the policy's variables over it (imageEnv).
+	// with the run's caches (Caches), the policy's variables over it
+	// (imageEnv).
 	Image []string
 	// Extra holds variables a node kind passes on purpose, such as an agent
 	// backend's own provider key. They win over every other layer and are
@@ -54,14 +62,15 @@ func NodeEnv(spec EnvSpec) []string {
 	}
 	env := make(map[string]string)
 	if spec.Image != nil {
-		imageEnv(env, spec, host)
+		imageEnv(env, spec)
 	} else {
 		for k, v := range host {
 			if allowedHostVar(k) {
 				env[k] = v
 			}
 		}
-		applyPolicy(env, spec.Policy)
+		maps.Copy(env, CacheEnv(spec.Caches))
+		applyPolicy(env, spec.Policy, spec.Caches != "")
 		pinToolchain(env, host)
 	}
 	if spec.HomeOverride != "" {
@@ -73,9 +82,12 @@ func NodeEnv(spec EnvSpec) []string {
 	return environ(env)
 }
 
-func applyPolicy(env, policy map[string]string) {
+// applyPolicy sets the policy's variables the host leaves empty or that
+// extend the host's value; with the run's caches, also its cache
+// variables, whose values then never came from the host.
+func applyPolicy(env, policy map[string]string, caches bool) {
 	for k, v := range policy {
-		if cur := env[k]; cur == "" || strings.HasPrefix(v, cur) {
+		if cur := env[k]; cur == "" || strings.HasPrefix(v, cur) || (caches && IsCacheVar(k)) {
 			env[k] = v
 		}
 	}

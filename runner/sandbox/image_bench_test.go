@@ -47,7 +47,7 @@ func BenchmarkImageJailStart(b *testing.B) {
 		return time.Since(t0)
 	}
 	stage, managed := b.TempDir(), b.TempDir()
-	hostJail, imageJail := NodeJail(s, HostEnv(), ws, stage, managed), NodeJail(img, HostEnv(), ws, stage, managed)
+	hostJail, imageJail := NodeJail(s, HostEnv(), ws, stage, managed, ""), NodeJail(img, HostEnv(), ws, stage, managed, "")
 	var host, image, diff []time.Duration
 	b.ResetTimer()
 	for b.Loop() {

@@ -54,7 +54,7 @@ func TestImageJailShowsTheImageNotTheHost(t *testing.T) {
 	if err := os.MkdirAll(ws, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	j := NodeJail(s, HostEnv(), ws, stage, filepath.Join(run, "policy-managed-roots"))
+	j := NodeJail(s, HostEnv(), ws, stage, filepath.Join(run, "policy-managed-roots"), "")
 	res, out := imageRun(t, s, j, `
 		cat /opt/toolchain/marker /var/lib/dpkg/status
 		echo "var/tmp=$(readlink /var/tmp) home=$(echo $(ls /home))"
@@ -99,7 +99,7 @@ func TestImageJailLinksAtMountPointsLeadNowhere(t *testing.T) {
 			}
 		}
 	})
-	j := NodeJail(s, HostEnv(), t.TempDir(), "", "")
+	j := NodeJail(s, HostEnv(), t.TempDir(), "", "", "")
 	res, out := imageRun(t, s, j, `
 		[ "$(readlink /var/tmp)" = /tmp ] || echo "/var/tmp is no link to /tmp"
 		for d in /tmp /home /var $HOME; do [ -d $d ] && [ ! -L $d ] || echo "LINK $d"; done
@@ -119,7 +119,7 @@ func TestImageJailLinksAtMountPointsLeadNowhere(t *testing.T) {
 // has, and the error names the image and what to change.
 func TestImageJailProgramNotInImage(t *testing.T) {
 	s, _ := imageSandbox(t, nil)
-	j := NodeJail(s, HostEnv(), t.TempDir(), "", "")
+	j := NodeJail(s, HostEnv(), t.TempDir(), "", "", "")
 	env := NodeEnv(EnvSpec{Image: s.ImageEnv()})
 	_, err := Run(context.Background(), Cmd{Argv: []string{"bwrap", "--version"}, Dir: j.Workspace, Env: env, Jail: j})
 	var nf *NotFoundError
@@ -170,7 +170,7 @@ func TestImageJailHostProgram(t *testing.T) {
 	if err := os.WriteFile(pyScript, []byte("#!/usr/bin/env python3\nprint('x')\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	j := NodeJail(s, HostEnv(), t.TempDir(), "", "")
+	j := NodeJail(s, HostEnv(), t.TempDir(), "", "", "")
 	env := NodeEnv(EnvSpec{Image: s.ImageEnv()})
 	for _, tc := range []struct {
 		argv      []string
@@ -194,5 +194,50 @@ func TestImageJailHostProgram(t *testing.T) {
 		case !tc.wantError && (err != nil || res.ExitCode != 0 || out.String() != tc.want):
 			t.Errorf("%s: %v, exit %d, output %q, want %q", tc.argv[0], err, res.ExitCode, out.String(), tc.want)
 		}
+	}
+}
+
+// A jail on an image gets the run's caches as a host jail does: every
+// cache variable points into the repository's cache directory over the
+// image's Env, the directory is bound writable at the same path, and the
+// host's PATH and toolchain directories are not bound (the image's are
+// there), while the operator's read-only paths still are.
+func TestImageJailCaches(t *testing.T) {
+	s, _ := imageSandbox(t, nil)
+	ro := t.TempDir()
+	s.readOnly = append(s.readOnly, ro)
+	tools, java := t.TempDir(), t.TempDir()
+	host := map[string]string{"PATH": tools + ":/usr/bin:/bin", "JAVA_HOME": java, "HOME": t.TempDir(),
+		"GOMODCACHE": t.TempDir()}
+	run := t.TempDir()
+	ws, stage, caches := filepath.Join(run, "worktree"), filepath.Join(run, "nodes", "a"), filepath.Join(t.TempDir(), "cache")
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := MakeCacheDirs(caches); err != nil {
+		t.Fatal(err)
+	}
+	j := NodeJail(s, host, ws, stage, "", caches)
+	for _, d := range []string{tools, java} {
+		if slices.Contains(j.ReadOnly, d) {
+			t.Errorf("an image jail shows the host's toolchain directory %s", d)
+		}
+	}
+	if !slices.Contains(j.ReadOnly, ro) {
+		t.Errorf("an image jail lost the operator's read-only path %s: %q", ro, j.ReadOnly)
+	}
+	env := NodeEnv(EnvSpec{Image: append(s.ImageEnv(), "GOCACHE=/image/cache"), Host: host, Caches: caches})
+	for _, v := range []string{"GOMODCACHE", "GOCACHE", "CARGO_HOME"} {
+		if got, _ := Lookup(env, v); !within(got, caches) {
+			t.Errorf("%s=%q in an image jail, want a directory of the run's caches %s", v, got, caches)
+		}
+	}
+	res, out := runOut(t, Cmd{Argv: []string{"sh", "-c", `echo hit > "$GOCACHE/x" && cat "$GOCACHE/x"`},
+		Dir: ws, Env: env, Jail: j})
+	if res.ExitCode != 0 || out != "hit\n" {
+		t.Fatalf("exit %d, output %q", res.ExitCode, out)
+	}
+	if b, err := os.ReadFile(filepath.Join(caches, "gocache", "x")); err != nil || string(b) != "hit\n" {
+		t.Errorf("the cache write did not reach the run's caches: %q, %v", b, err)
 	}
 }

@@ -37,7 +37,7 @@ func BenchmarkJailStart(b *testing.B) {
 		}
 		return time.Since(t0)
 	}
-	jail := NodeJail(s, HostEnv(), ws, b.TempDir(), b.TempDir())
+	jail := NodeJail(s, HostEnv(), ws, b.TempDir(), b.TempDir(), b.TempDir())
 	var plain, jailed, diff []time.Duration
 	b.ResetTimer()
 	for b.Loop() {

@@ -39,15 +39,12 @@ type mount struct {
 // (etcView). Nothing else of the host is there unless a Jail names it.
 var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/etc"}
 
-// toolchainVars name directories a node reads its toolchains from; they
-// are shown read-only. Caches are in Jail.Caches.
-var toolchainVars = []string{"GOROOT", "RUSTUP_HOME", "JAVA_HOME", "MAVEN_HOME", "M2_HOME", "NVM_DIR",
-	"PYENV_ROOT", "VOLTA_HOME", "VIRTUAL_ENV"}
-
 // plan computes the mounts of one process, ordered so that a deeper path
 // is mounted after its ancestors (the more specific mount decides) and
-// masks of hidden paths come after whatever exposed them. Every bind holds
-// its source open (see binder); the caller closes them (closeMounts).
+// masks of hidden paths come after whatever exposed them. env decides no
+// bind, only where the private HOME goes: binds are the Jail's own fields.
+// Every bind holds its source open (see binder); the caller closes them
+// (closeMounts).
 func (j *Jail) plan(env []string) (ms []mount, err error) {
 	s := j.Sandbox
 	defer func() {
@@ -78,7 +75,7 @@ func (j *Jail) plan(env []string) (ms []mount, err error) {
 			}
 		}
 	}
-	b, roots, err := j.makeRoots()
+	b, err := j.makeRoots()
 	if err != nil {
 		return ms, err
 	}
@@ -88,22 +85,11 @@ func (j *Jail) plan(env []string) (ms []mount, err error) {
 			ms = append(ms, mount{kind: mTmpfs, dst: h})
 		}
 	}
-	path, _ := Lookup(env, "PATH")
-	var shown []string
-	shown = append(shown, filepath.SplitList(path)...)
-	if s.image != nil {
-		shown = nil // the image's, not the host's
-	}
-	for _, v := range toolchainVars {
-		if d, ok := Lookup(env, v); ok && s.image == nil {
-			shown = append(shown, d)
-		}
-	}
-	for _, d := range append(shown, j.ReadOnly...) {
+	for _, d := range j.ReadOnly {
 		ms = b.bindHost(ms, d)
 	}
-	for _, r := range roots {
-		f, err := b.openRoot(r.root)
+	for _, r := range b.roots {
+		f, err := b.openRoot(r)
 		if err != nil {
 			if r.optional {
 				continue
@@ -121,47 +107,29 @@ func (j *Jail) plan(env []string) (ms []mount, err error) {
 	return order(ms), nil
 }
 
-// jailRoot is a writable root to bind; optional: a cache, left out when
-// it cannot be made or opened.
-type jailRoot struct {
-	root
-	index    int // in the Jail's roots, workspace first
-	optional bool
-}
-
 // makeRoots makes the jail's outermost writable roots where missing and
-// returns them, with the binder that opens the jail's sources. A root
-// within another is shown through it: it is neither made nor bound, as
-// a node may have planted a link on its way.
-func (j *Jail) makeRoots() (*binder, []jailRoot, error) {
+// returns the binder that opens the jail's sources. A root within another
+// is shown through it: it is neither made nor bound, as a node may have
+// planted a link on its way. A cache that cannot be made is left out.
+func (j *Jail) makeRoots() (*binder, error) {
 	s := j.Sandbox
 	all := append(append([]string{j.Workspace}, j.Writable...), j.Caches...)
-	var out []jailRoot
+	required := 1 + len(j.Writable)
 	for i, d := range all {
 		if d == "" || !filepath.IsAbs(d) || nestedIn(filepath.Clean(d), all) {
 			continue
 		}
-		cache := i > len(j.Writable)
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			if cache {
+			if i >= required {
 				continue
 			}
-			return nil, nil, fmt.Errorf("sandbox: writable dir: %w", err)
+			return nil, fmt.Errorf("sandbox: writable dir: %w", err)
 		}
 		// Looked up afresh: a stage directory is new for every node,
 		// and an earlier look may have found it missing.
 		s.paths.refresh(d, time.Now())
-		out = append(out, jailRoot{index: i, optional: cache})
 	}
-	b := newBinder(s, all)
-	for i := range out {
-		for _, r := range b.roots {
-			if r.given == filepath.Clean(all[out[i].index]) {
-				out[i].root = r
-			}
-		}
-	}
-	return b, out, nil
+	return newBinder(s, all, required), nil
 }
 
 // bindHost adds a read-only bind of d, a host directory or file a node

@@ -44,12 +44,17 @@ type binder struct {
 
 // root is a writable root: the path the Jail gives and its canonical
 // form, which the bot resolves trusting the host's links (no component
-// of it is a node's).
-type root struct{ given, canon string }
+// of it is a node's); optional: a cache, not bound when it is missing.
+type root struct {
+	given, canon string
+	optional     bool
+}
 
-func newBinder(s *Sandbox, roots []string) *binder {
+// newBinder returns the binder of a jail with writable roots roots, the
+// first required of which must be bound.
+func newBinder(s *Sandbox, roots []string, required int) *binder {
 	b := &binder{s: s}
-	for _, r := range roots {
+	for i, r := range roots {
 		if r == "" || !filepath.IsAbs(r) {
 			continue
 		}
@@ -57,7 +62,11 @@ func newBinder(s *Sandbox, roots []string) *binder {
 		if nestedIn(r, roots) {
 			continue
 		}
-		b.roots = append(b.roots, root{given: r, canon: s.paths.resolve(r).canon})
+		canon := s.paths.resolve(r).canon
+		if canon == "/" {
+			continue // never the host's root, whatever a Jail says
+		}
+		b.roots = append(b.roots, root{given: r, canon: canon, optional: i >= required})
 	}
 	return b
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -34,7 +35,7 @@ func TestBinderOpensWithoutPlantedLinks(t *testing.T) {
 		}
 	}
 	root := filepath.Join(host, "root")
-	b := newBinder(&Sandbox{paths: newPathCache(time.Hour)}, []string{root, filepath.Join(root, "cache")})
+	b := newBinder(&Sandbox{paths: newPathCache(time.Hour)}, []string{root, filepath.Join(root, "cache")}, 1)
 	tools := filepath.Join(host, "real", "tools")
 	for _, tt := range []struct {
 		path string
@@ -90,4 +91,18 @@ func sameFile(t *testing.T, f *os.File, path string) bool {
 		t.Fatal(err)
 	}
 	return a.Dev == b.Dev && a.Ino == b.Ino
+}
+
+// A state dir below a link of the host's still gives every jail its /etc:
+// the view is opened without following links.
+func TestJailEtcWithStateDirBehindALink(t *testing.T) {
+	link := filepath.Join(t.TempDir(), "state")
+	if err := os.Symlink(t.TempDir(), link); err != nil {
+		t.Fatal(err)
+	}
+	s := newTestSandbox(t, Config{StateDir: link})
+	res, out := jailRun(t, context.Background(), &Jail{Sandbox: s, Workspace: t.TempDir()}, `grep '^kilroy:' /etc/passwd | cut -d: -f1`)
+	if res.ExitCode != 0 || out != "kilroy\n" {
+		t.Errorf("the jail's /etc/passwd: exit %d, %q; want the jail user", res.ExitCode, out)
+	}
 }

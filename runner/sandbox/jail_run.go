@@ -33,17 +33,22 @@ func (j *Jail) start(c Cmd, argv []string, waitDelay time.Duration) (*proc, erro
 	return j.startCold(c, argv, opts, files, waitDelay)
 }
 
-// startCold starts a fresh bwrap with opts and argv on its command line,
+// startCold starts a fresh bwrap that runs argv with opts (bwrapArgv),
 // and the bind sources files.
 func (j *Jail) startCold(c Cmd, argv, opts []string, files []*os.File, waitDelay time.Duration) (*proc, error) {
 	js, err := newJailStart(j.Sandbox, 0)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
 	}
-	full := coldArgv(j.Sandbox.bwrap, opts, argv)
+	full, optsFile, err := bwrapArgv(j.Sandbox.bwrap, opts, argv, firstBindFD+len(files))
+	if err != nil {
+		js.abort()
+		return nil, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
+	}
+	defer optsFile.Close()
 	cmd := exec.Command(full[0])
 	cmd.Args = full
-	cmd.ExtraFiles = append(js.childFiles(), files...)
+	cmd.ExtraFiles = slices.Concat(js.childFiles(), files, []*os.File{optsFile})
 	p, err := startCmd(c, cmd, waitDelay)
 	if err != nil {
 		js.abort()
@@ -51,10 +56,4 @@ func (j *Jail) startCold(c Cmd, argv, opts []string, files []*os.File, waitDelay
 	}
 	p.js = js
 	return p, nil
-}
-
-// coldArgv is the command line of a bwrap that runs argv with options
-// opts and the handshake, all given up front.
-func coldArgv(bwrap string, opts, argv []string) []string {
-	return slices.Concat([]string{bwrap}, opts, handshakeArgs, []string{"--"}, argv)
 }

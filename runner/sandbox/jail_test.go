@@ -566,7 +566,7 @@ func TestNewStageDirIsWritableInTheJail(t *testing.T) {
 	}
 	stage := filepath.Join(run, "nodes", "unit")
 	managed := filepath.Join(run, "policy-managed-roots")
-	j := NodeJail(s, HostEnv(), ws, stage, managed)
+	j := NodeJail(s, HostEnv(), ws, stage, managed, "")
 	res, out := jailRun(t, context.Background(), j,
 		`echo '{"status":"retry"}' > `+stage+`/status.json && echo log > `+stage+`/extra.log && mkdir -p `+managed+`/cache && echo c > `+managed+`/cache/f`)
 	if res.ExitCode != 0 {

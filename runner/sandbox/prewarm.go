@@ -99,7 +99,12 @@ func (j *Jail) prewarm(c Cmd) *prewarmed {
 		closeAll(files...)
 		return nil
 	}
-	cmdline := coldArgv(s.bwrap, opts, argv)
+	cmdline, optsFile, err := bwrapArgv(s.bwrap, opts, argv, firstBindFD+len(files))
+	if err != nil {
+		closeAll(files...)
+		return nil
+	}
+	files = append(files, optsFile)
 	pw := &prewarmed{key: key, ready: make(chan struct{})}
 	go func() {
 		defer close(pw.ready)

@@ -21,7 +21,7 @@ type warmJail struct {
 
 // startWarm starts the bwrap command line argv with environment env,
 // stdin /dev/null, pipes for its output, the handshake's descriptors as
-// fds 3 and 4 and the bind sources after them, in a process group of its
+// fds 3 and 4 and the bind sources and its options file after them, in a process group of its
 // own and with fresh node cgroups of the given headroom (newJailStart).
 func (s *Sandbox) startWarm(argv, env []string, headroom int, binds ...*os.File) (*warmJail, error) {
 	js, err := newJailStart(s, headroom)
