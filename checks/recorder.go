@@ -19,6 +19,9 @@ type RunInfo struct {
 	// that the run used the base branch's pipelines although the pull
 	// request changes them.
 	Notes []string
+	// Image and ImageDigest name the image the run's nodes run in, pinned;
+	// empty for the host jail.
+	Image, ImageDigest string
 }
 
 // Recorder builds a RunView from the engine's events. It is safe for
@@ -38,7 +41,7 @@ var _ attractor.Listener = (*Recorder)(nil)
 func NewRecorder(p *attractor.Pipeline, info RunInfo) *Recorder {
 	r := &Recorder{index: map[string]int{}}
 	r.view = RunView{Pipeline: info.Pipeline, RunID: info.RunID, HeadSHA: info.HeadSHA, Status: RunPending,
-		Notes: slices.Clone(info.Notes)}
+		Notes: slices.Clone(info.Notes), Image: info.Image, ImageDigest: info.ImageDigest}
 	if p == nil {
 		return r
 	}

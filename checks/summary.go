@@ -163,6 +163,9 @@ func runLine(v *RunView, opts RenderOptions) string {
 	if v.HeadSHA != "" {
 		parts = append(parts, "on "+opts.commit(v.HeadSHA))
 	}
+	if v.Image != "" {
+		parts = append(parts, "image "+code(v.Image)+" @ "+code(v.ImageDigest))
+	}
 	if opts.RunURL != "" {
 		parts = append(parts, link("run details and logs", opts.RunURL))
 	}

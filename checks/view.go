@@ -46,6 +46,8 @@ type RunView struct {
 	Goal     string
 	// Notes are the host's remarks on the run (RunInfo.Notes).
 	Notes []string
+	// Image and ImageDigest: RunInfo's.
+	Image, ImageDigest string
 
 	Status       RunStatus
 	Reason       string // why the run failed or was cancelled

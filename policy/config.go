@@ -17,6 +17,8 @@ type RepoConfig struct {
 	Pipelines      map[string]Pipeline `json:"pipelines"`
 	ArtifactPolicy ArtifactPolicy      `json:"artifact_policy"`
 	Limits         Limits              `json:"limits"`
+	// Image is the repository's `image:`; zero when it names none.
+	Image ImageChoice `json:"image,omitzero"`
 }
 
 // Pipeline is one entry of `pipelines`.
@@ -25,6 +27,9 @@ type Pipeline struct {
 	Graph   string  `json:"graph"` // repository-relative, slash-separated
 	On      Trigger `json:"on"`
 	Command bool    `json:"command"` // may be started with `/kilroy run <name>`
+	// Image is the pipeline's `image:`, over the repository's; zero when
+	// it names none.
+	Image ImageChoice `json:"image,omitzero"`
 }
 
 // Trigger says which pull request events start a pipeline.
@@ -65,12 +70,14 @@ type fileConfig struct {
 	Pipelines      pairMap[filePipeline] `yaml:"pipelines"`
 	ArtifactPolicy ArtifactPolicy        `yaml:"artifact_policy"`
 	Limits         fileLimits            `yaml:"limits"`
+	Image          string                `yaml:"image"`
 }
 
 type filePipeline struct {
 	Graph   string      `yaml:"graph"`
 	On      fileTrigger `yaml:"on"`
 	Command *bool       `yaml:"command"`
+	Image   string      `yaml:"image"`
 }
 
 type fileTrigger struct {

@@ -99,9 +99,9 @@ func TestParseRepoConfigErrors(t *testing.T) {
 		want []string
 	}{
 		{"unknown top-level key", "version: 1\npipeline:\n  ci: {}\n",
-			[]string{`2:1 pipeline | unknown key "pipeline" at top level (known: version, pipelines, artifact_policy, limits); did you mean "pipelines"?`}},
+			[]string{`2:1 pipeline | unknown key "pipeline" at top level (known: version, pipelines, artifact_policy, limits, image); did you mean "pipelines"?`}},
 		{"unknown pipeline key", "version: 1\npipelines:\n  ci:\n    grpah: x.dot\n",
-			[]string{`4:5 pipelines.ci.grpah | unknown key "grpah" in pipelines.ci (known: graph, on, command); did you mean "graph"?`}},
+			[]string{`4:5 pipelines.ci.grpah | unknown key "grpah" in pipelines.ci (known: graph, on, command, image); did you mean "graph"?`}},
 		{"unknown trigger key", "version: 1\npipelines:\n  ci:\n    graph: .kilroy/ci.dot\n    on:\n      drafts: true\n      pipeline: x\n",
 			[]string{`7:7 pipelines.ci.on.pipeline | .kilroy/config.yml:7:7: unknown key "pipeline" in pipelines.ci.on (known: pull_request, paths, drafts, merge_group)`}},
 		{"unknown policy key", "version: 1\nartifact_policy:\n  checkpoints: {}\n",

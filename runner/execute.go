@@ -9,6 +9,7 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/policy"
 	"github.com/kilroy-bot/kilroy-bot/runner/caches"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
 
 // Execute runs the prepared pipeline from its start, or from the
@@ -42,13 +43,18 @@ func (p *Prepared) Execute(ctx context.Context, o LocalOptions) (*attractor.RunR
 			return nil, err
 		}
 	}
-	release, err := caches.Open(p.caches)
+	releaseCaches, err := caches.Open(p.caches)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: %w", p.RunID, err)
 	}
-	defer release()
-	env := o.Env
+	defer releaseCaches()
+	env, releaseImage, err := p.imageEnv(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseImage()
 	env.Caches = p.caches
+	o.Env = env
 	prog := NewProgress(progFile, o.Live)
 	if err := prog.RunStarted(p.RunID, p.Name, p.Branch, p.BaseSHA, string(p.Dir)); err != nil {
 		return nil, err
@@ -127,14 +133,15 @@ func (o LocalOptions) interviewer() attractor.Interviewer {
 
 // AgentFactory builds the coding agent of one run from the run's
 // resolved artifact-policy environment, the directory of its managed
-// roots and its cache directory (both writable inside the sandbox).
-type AgentFactory func(policyEnv map[string]string, managedRoots, caches string) (attractor.Agent, error)
+// roots and its cache directory (both writable inside the sandbox), and
+// the run's sandbox (on the run's image, when it has one).
+type AgentFactory func(policyEnv map[string]string, managedRoots, caches string, sb *sandbox.Sandbox) (attractor.Agent, error)
 
 func (p *Prepared) agent(o LocalOptions) (attractor.Agent, error) {
 	if o.NewAgent == nil {
 		return o.Agent, nil
 	}
-	a, err := o.NewAgent(p.policy.Env, filepath.Join(string(p.Dir), policy.ManagedRootsDir), caches.Bound(p.caches))
+	a, err := o.NewAgent(p.policy.Env, filepath.Join(string(p.Dir), policy.ManagedRootsDir), caches.Bound(p.caches), o.Env.Sandbox)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: coding agents: %w", p.RunID, err)
 	}

@@ -69,6 +69,7 @@ func (h *nodeHost) cmd(req attractor.ExecRequest) sandbox.Cmd {
 	env := sandbox.NodeEnv(sandbox.EnvSpec{
 		Host:         h.env.Host,
 		Policy:       h.policy.Env,
+		Image:        h.env.Sandbox.ImageEnv(),
 		Stage:        req.StageEnv,
 		Caches:       caches.Bound(h.env.Caches),
 		SecretNames:  h.env.SecretNames,
@@ -95,7 +96,8 @@ func (h *nodeHost) Exec(ctx context.Context, req attractor.ExecRequest) (attract
 	out := attractor.ExecResult{
 		ExitCode: res.ExitCode, TimedOut: res.TimedOut, Canceled: res.Canceled, Duration: res.Duration,
 		StdoutTail: string(outTail.Bytes()), StderrTail: string(errTail.Bytes()),
-		LimitHit: res.LimitHit(string(errTail.Bytes())),
+		LimitHit:    res.LimitHit(string(errTail.Bytes())),
+		Environment: missingCommand(h.env.Sandbox, res.ExitCode, string(errTail.Bytes())),
 	}
 	if lerr := logs.close(); lerr != nil {
 		return out, fmt.Errorf("log files of %s: %w", req.Argv[0], lerr)

@@ -51,6 +51,8 @@ type LocalOptions struct {
 	// caller removes it or parks it for another run (the server's pool of
 	// warm worktrees).
 	KeepWorktree bool
+	// Images say which image the nodes run in and where it comes from.
+	Images ImageOptions
 }
 
 // Prepared is a run ready to execute: worktree made, policy resolved.
@@ -66,6 +68,7 @@ type Prepared struct {
 
 	git        *gitops.Git
 	policy     *policy.Resolved
+	config     *policy.RepoConfig // of a new run: its image choice (PinImage)
 	cp         Checkpoint
 	resumeFrom *attractor.State // nil for a new run
 	journal    *journal         // while executing
@@ -140,7 +143,20 @@ func prepareIn(ctx context.Context, o LocalOptions, runID string, dir RunDir) (*
 	if env.Caches == "" && o.DataDir != "" {
 		env.Caches = caches.LocalDir(filepath.Join(o.DataDir, CachesDir), repo)
 	}
-	return Assemble(ctx, git, runID, dir, repo, head, sel, env)
+	p, err := Assemble(ctx, git, runID, dir, repo, head, sel, env)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.PinImage(ctx, o.Images); err != nil {
+		p.release(ctx, true)
+		return nil, err
+	}
+	if im := p.Image(); im != nil && o.Env.Sandbox == nil {
+		p.release(ctx, true)
+		return nil, fmt.Errorf("%w: image %s: nodes run in an image only in the sandbox (bubblewrap), which is off here; "+
+			"run with --image host, or where bubblewrap works", ErrUsage, im.Ref)
+	}
+	return p, nil
 }
 
 // CachesDir is the directory of the data dir that holds the repositories'
@@ -178,7 +194,7 @@ func AssembleFrom(ctx context.Context, git *gitops.Git, runID string, dir RunDir
 		mk = git.AddWorktree
 	}
 	p := &Prepared{RunID: runID, Dir: dir, Pipeline: sel.Pipeline, Name: sel.Name, RepoDir: repo,
-		BaseSHA: start, Branch: gitops.RunBranch(sel.Name, runID), Warnings: sel.diags, git: git,
+		BaseSHA: start, Branch: gitops.RunBranch(sel.Name, runID), Warnings: sel.diags, git: git, config: sel.Config,
 		caches: runCaches(env, dir)}
 	if err := p.makeRunDir(ctx, sel.source, mk); err != nil {
 		p.release(ctx, true)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
 
 // A run that fails after its worktree was made but before its first
@@ -123,7 +124,7 @@ func TestFailureBeforeFirstCheckpointRemovesRunBranch(t *testing.T) {
 		{
 			name: "agent factory fails",
 			setup: func(_ *testing.T, o *LocalOptions, _ *Prepared) context.Context {
-				o.NewAgent = func(map[string]string, string, string) (attractor.Agent, error) {
+				o.NewAgent = func(map[string]string, string, string, *sandbox.Sandbox) (attractor.Agent, error) {
 					return nil, errors.New("no API key for the agent")
 				}
 				return context.Background()

@@ -64,6 +64,9 @@ type Checkpoint struct {
 	// Limits are the config's limits when the run started; resume applies
 	// them again, since it reads no config (like the policy snapshot).
 	Limits policy.Limits `json:"limits"`
+	// Image is the image the run's nodes run in, pinned at its start; nil:
+	// the host jail.
+	Image *RunImage `json:"image,omitempty"`
 
 	// Seq is the number of the last checkpoint; journalLen the bytes of
 	// checkpoints.ndjson its records fill (a torn line after them is cut

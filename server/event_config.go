@@ -108,6 +108,12 @@ func (w *eventWork) loadPipelines(ctx context.Context, mirror, rev, headSHA stri
 			l.sel, l.err = runner.LoadPipeline(ctx, w.git, mirror, rev, cfg, name, pl, attractor.WithGraphCaps(w.s.o.Caps.Graph))
 			byGraph[pl.Graph] = l
 		}
+		if l.err == nil {
+			// A refused image (per pipeline): on the kilroy/config check.
+			if _, err := w.s.o.Images.Choose(cfg, name); err != nil {
+				l, seen = loaded{err: err}, false
+			}
+		}
 		switch {
 		case l.err == nil:
 			sel := *l.sel

@@ -68,7 +68,7 @@ func (s *Server) HandleRun(ctx context.Context, job queue.RunJob) error {
 	if err != nil {
 		return r.end(ctx, nil, nil, err)
 	}
-	if err := r.adopt(ctx, p.Pipeline); err != nil {
+	if err := r.adopt(ctx, p.Pipeline, p.Image()); err != nil {
 		r.log.Error("run: adopt checks", "err", err)
 	}
 	r.log.Info("run: started", "head", job.HeadSHA, "resumes", job.Resumes, "branch", p.Branch)
@@ -76,7 +76,7 @@ func (s *Server) HandleRun(ctx context.Context, job queue.RunJob) error {
 	r.prep = p
 	res, err := p.Execute(ctx, runner.LocalOptions{GitPath: s.o.GitPath, Env: r.env, Agent: s.o.Agent, NewAgent: s.o.NewAgent,
 		Listener: attractor.Listeners{r.rep, push}, Interviewer: r.interviewer(), Store: r.store(),
-		KeepWorktree: s.o.Pool != nil})
+		KeepWorktree: s.o.Pool != nil, Images: s.o.Images})
 	return r.end(ctx, push, res, err)
 }
 
@@ -114,7 +114,15 @@ func (r *prRun) prepare(ctx context.Context, src gitops.TokenSource) (*runner.Pr
 		return nil, err
 	}
 	defer r.s.mirrorLocks.lock(f.mirror)()
-	return runner.AssembleFrom(ctx, git, r.job.RunID, r.dir, f.mirror, r.job.HeadSHA, sel, r.env, r.makeWorktree)
+	p, err := runner.AssembleFrom(ctx, git, r.job.RunID, r.dir, f.mirror, r.job.HeadSHA, sel, r.env, r.makeWorktree)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.PinImage(ctx, r.s.o.Images); err != nil {
+		p.Abandon(ctx)
+		return nil, err
+	}
+	return p, nil
 }
 
 // measureHead refuses a head whose tree is over the server's checkout
@@ -179,10 +187,10 @@ func (r *prRun) clearRunDir() error {
 }
 
 // adopt makes the run's reporter and takes over its queued checks.
-func (r *prRun) adopt(ctx context.Context, graph *attractor.Pipeline) error {
+func (r *prRun) adopt(ctx context.Context, graph *attractor.Pipeline, im *runner.RunImage) error {
 	rep, err := r.s.o.NewReporter(ctx, ReportTarget{InstallationID: r.job.InstallationID, Repo: r.job.Repo,
 		HeadSHA: r.job.HeadSHA, PR: r.job.PR, Pipeline: r.job.Pipeline, RunID: r.job.RunID, Graph: graph, Notes: r.job.Notes,
-		History: r.history})
+		History: r.history, Image: im})
 	if err != nil {
 		return err
 	}
@@ -210,7 +218,7 @@ func (r *prRun) end(ctx context.Context, push *pusher, res *attractor.RunResult,
 		return cause
 	}
 	if r.rep == nil {
-		if err := r.adopt(fctx, nil); err != nil {
+		if err := r.adopt(fctx, nil, nil); err != nil {
 			r.log.Error("run: adopt checks", "err", err)
 		}
 	}

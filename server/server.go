@@ -111,6 +111,8 @@ type ReportTarget struct {
 	// History is what the run did before this execution resumed it, for
 	// the checks to show; nil when the run starts from the beginning.
 	History *runner.History
+	// Image is the image the run's nodes run in; nil for the host jail.
+	Image *runner.RunImage
 }
 
 // TokenSource makes a repository's git credentials for one run: source is
@@ -153,6 +155,9 @@ type ServerOptions struct {
 	// Disk is what runs must leave free on the data dir's filesystem
 	// (disk.go); zero: no reserve.
 	Disk DiskReserve
+	// Images say which image each run's nodes run in: the repository's
+	// choice within images.allow, else images.default.
+	Images runner.ImageOptions
 }
 
 // Server turns accepted deliveries into pull request runs: HandleEvent

@@ -16,6 +16,7 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/checks"
 	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/agent"
+	"github.com/kilroy-bot/kilroy-bot/runner/image"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
 
@@ -73,6 +74,11 @@ or as that Markdown otherwise (--format).
   --graph NAME|PATH    a pipeline name (ci) or the path of a .dot file in the
                        repository (.kilroy/ci.dot); default ci, else the only one
   --run-dir DIR        the run directory (default DATA_DIR/runs/RUN_ID)
+  --image REF          the image every node runs in, over the repository's
+                       image: (golang:1.23, REGISTRY/NAME:TAG, NAME@sha256:...,
+                       oci:DIR, oci-archive:FILE, docker-archive:FILE), or
+                       host for your own toolchain; default: the
+                       repository's image:, else host
 ` + localFlagsUsage + `
 Exit status: 0 the pipeline succeeded (or ended partial_success: a failure
 the pipeline tolerated, shown in the report), 1 it failed or could not start,
@@ -99,6 +105,7 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	repo := fs.String("repo", ".", "")
 	graph := fs.String("graph", "", "")
 	runDir := fs.String("run-dir", "", "")
+	img := fs.String("image", "", "")
 	if code, ok := parseFlags(fs, args, "run", runUsage, stdout, stderr); !ok {
 		return code
 	}
@@ -113,6 +120,7 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	o.RepoDir, o.Graph, o.RunDir = *repo, *graph, *runDir
+	o.Images.Override = *img
 	prep, err := runner.PrepareLocal(ctx, o)
 	if err != nil {
 		return reportSetupError(stderr, err)
@@ -165,6 +173,11 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 		Env:         runner.EnvInputs{Host: host, SecretNames: botSecretNames, Sandbox: f.sandbox(host, stderr)},
 		Interviewer: f.interviewer(stderr), Answers: f.answers.m,
 	}
+	store, err := image.Open(filepath.Join(f.dataDir, "images"), image.Options{})
+	if err != nil {
+		return o, err
+	}
+	o.Images.Store = store
 	if f.agents == "" {
 		return o, nil
 	}
@@ -172,9 +185,9 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 	if err != nil {
 		return o, err
 	}
-	o.NewAgent = func(policyEnv map[string]string, managedRoots, caches string) (attractor.Agent, error) {
+	o.NewAgent = func(policyEnv map[string]string, managedRoots, caches string, sb *sandbox.Sandbox) (attractor.Agent, error) {
 		return agent.New(cfg, agent.Deps{HostEnv: host, Policy: policyEnv, SecretNames: botSecretNames,
-			Sandbox: o.Env.Sandbox, ManagedRoots: managedRoots, Caches: caches})
+			Sandbox: sb, ManagedRoots: managedRoots, Caches: caches})
 	}
 	return o, nil
 }
@@ -233,7 +246,11 @@ func (f *localFlags) interviewer(stderr io.Writer) attractor.Interviewer {
 // writes report.md and prints the report or its summary (format). history
 // is what a resumed run did before it was interrupted; nil for a new run.
 func execute(ctx context.Context, stdout, stderr io.Writer, prep *runner.Prepared, o runner.LocalOptions, format formatFlag, history *runner.History) int {
-	rec := checks.NewRecorder(prep.Pipeline, checks.RunInfo{Pipeline: prep.Name, RunID: prep.RunID, HeadSHA: prep.BaseSHA})
+	info := checks.RunInfo{Pipeline: prep.Name, RunID: prep.RunID, HeadSHA: prep.BaseSHA}
+	if im := prep.Image(); im != nil {
+		info.Image, info.ImageDigest = im.Ref, im.Pinned.Digest
+	}
+	rec := checks.NewRecorder(prep.Pipeline, info)
 	if history != nil {
 		rec.Seed(priorOf(history))
 	}

@@ -76,6 +76,7 @@ type serverPolicy struct {
 	Limits         serverLimits     `yaml:"limits"`
 	Redelivery     serverRedelivery `yaml:"redelivery"`
 	Retention      serverRetention  `yaml:"retention"`
+	Images         serverImages     `yaml:"images"`
 }
 
 // setting is one row of the settings table of DESIGN.md §2.
@@ -201,7 +202,7 @@ func (l *loader) load() serveConfig {
 	cfg.PrivateKey = l.privateKey()
 	cfg.WebhookSecret = l.webhookSecret()
 	cfg.Policy = l.policy(cfg.ConfigFile)
-	for _, p := range []string{l.value(setPrivateKey), l.secretFile(), cfg.ConfigFile} {
+	for _, p := range []string{l.value(setPrivateKey), l.secretFile(), cfg.ConfigFile, cfg.Policy.Images.Registries.AuthFile} {
 		if abs, err := filepath.Abs(p); p != "" && err == nil {
 			cfg.HiddenPaths = append(cfg.HiddenPaths, abs)
 		}
@@ -423,6 +424,12 @@ func decodePolicy(file string, data []byte, p *serverPolicy) error {
 		return err
 	}
 	if _, _, err := p.Retention.options(loc); err != nil {
+		return err
+	}
+	if _, err := retentionDuration(p.Retention.Images, defaultImageRetention, loc, "images"); err != nil {
+		return err
+	}
+	if err := p.Images.check(loc); err != nil {
 		return err
 	}
 	// agent.New validates the backends; the Agent itself is built per run.

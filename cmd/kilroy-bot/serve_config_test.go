@@ -246,7 +246,7 @@ func TestDecodePolicy(t *testing.T) {
 		{name: "comments only", yaml: schema.ServerPolicyModeline + "\n"},
 		{name: "slug only", yaml: "app_slug: kb\n"},
 		{name: "unknown top key", yaml: "app_slugg: kb\n",
-			wantErr: []string{`policy.yml:1:1: unknown key "app_slugg" at top level (known: app_slug, max_annotations, agents, sandbox, limits, redelivery, retention); did you mean "app_slug"?`}},
+			wantErr: []string{`policy.yml:1:1: unknown key "app_slugg" at top level (known: app_slug, max_annotations, agents, sandbox, limits, redelivery, retention, images); did you mean "app_slug"?`}},
 		{name: "unknown backend key", yaml: "agents:\n  backends:\n    x:\n      kind: cli\n      cli: claude\n      modles: [a]\n",
 			wantErr: []string{`policy.yml:6:7: unknown key "modles" in agents.backends.x (known: kind, cli, api,`, `did you mean "models"?`}},
 		{name: "bad kind", yaml: "agents:\n  backends:\n    x: {kind: telepathy}\n",
@@ -264,6 +264,15 @@ func TestDecodePolicy(t *testing.T) {
 		{name: "duplicate key", yaml: "app_slug: a\napp_slug: b\n",
 			wantErr: []string{`policy.yml:2:1: duplicate key "app_slug"`}},
 		{name: "limits", yaml: "limits: {max_run_timeout: 3h, max_node_timeout: 90m}\n"},
+		{name: "images", yaml: "images:\n  default: docker.io/library/golang:1.23\n  allow: [\"docker.io/library/golang:*\", host]\n" +
+			"  registries: {auth_file: /etc/kilroy/registries.json, insecure: [\"registry.internal:5000\"]}\n  max_bytes: 4GiB\n" +
+			"retention: {images: 3d}\n"},
+		{name: "images short pattern", yaml: "images:\n  allow: [\"golang:*\"]\n",
+			wantErr: []string{"policy.yml:2:3: images.allow: item 1: image pattern \"golang:*\": must start with a registry host"}},
+		{name: "images default not a reference", yaml: "images:\n  default: Golang\n",
+			wantErr: []string{`policy.yml:2:3: images.default: "Golang" is not an image reference`}},
+		{name: "images retention", yaml: "retention:\n  images: soon\n",
+			wantErr: []string{`policy.yml:2:3: retention.images: "soon" is not a positive duration`}},
 		{name: "limits not a duration", yaml: "limits:\n  max_node_timeout: two hours\n",
 			wantErr: []string{"policy.yml:2:3: limits.max_node_timeout:", "write a duration such as 6h or 90m"}},
 		{name: "limits unknown key", yaml: "limits:\n  run_timeout: 3h\n",
@@ -285,7 +294,7 @@ func TestDecodePolicy(t *testing.T) {
 		{name: "retention every off", yaml: "retention:\n  every: off\n",
 			wantErr: []string{"policy.yml:2:3: retention.every: off is not a time between sweeps"}},
 		{name: "retention unknown key", yaml: "retention:\n  logs: 3d\n",
-			wantErr: []string{`unknown key "logs" in retention (known: runs, branches, remote_branches, mirrors, caches, every)`}},
+			wantErr: []string{`unknown key "logs" in retention (known: runs, branches, remote_branches, mirrors, caches, every, images)`}},
 		{name: "two documents", yaml: "app_slug: a\n---\napp_slug: b\n", wantErr: []string{"only one YAML document"}},
 	}
 	for _, tt := range tests {

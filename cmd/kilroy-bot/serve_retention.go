@@ -23,6 +23,7 @@ type serverRetention struct {
 	Mirrors        string `yaml:"mirrors"`         // unused mirrors; default 30d
 	Caches         string `yaml:"caches"`          // unused repository caches; default 30d
 	Every          string `yaml:"every"`           // time between sweeps; default 1h
+	Images         string `yaml:"images"`          // unpacked images no run used; default 7d (serve_images.go)
 }
 
 // defaultRetentionEvery is the time between sweeps.

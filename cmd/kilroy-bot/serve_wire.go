@@ -56,6 +56,10 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 	if err != nil {
 		return runSide{}, err
 	}
+	images, store, err := w.Config.Policy.Images.options(w.Config.DataDir)
+	if err != nil {
+		return runSide{}, err
+	}
 	srv, err := appserver.NewServer(appserver.ServerOptions{
 		DataDir: w.Config.DataDir,
 		Queue:   w.Queue,
@@ -76,6 +80,7 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 		Pool:       pool,
 		CacheScope: scope,
 		Disk:       w.Config.Policy.Sandbox.Disk.reserve(),
+		Images:     images,
 	})
 	if err != nil {
 		return runSide{}, err
@@ -83,6 +88,15 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 	sweep, err := retentionLoop(w.Config, srv, w.App)
 	if err != nil {
 		return runSide{}, err
+	}
+	if sweepImages, err := imageSweep(w.Config, store, w.Logger); err != nil {
+		return runSide{}, err
+	} else if sweepImages != nil {
+		runs := sweep
+		sweep = func(ctx context.Context) {
+			go sweepImages(ctx)
+			runs(ctx)
+		}
 	}
 	q := w.Queue
 	return runSide{
@@ -187,10 +201,10 @@ func secretValues(cfg serveConfig) []string {
 // newAgentFactory builds each run's coding agent from the server policy's
 // backends, with the run's artifact-policy environment.
 func newAgentFactory(w wired, env runner.EnvInputs) runner.AgentFactory {
-	return func(policyEnv map[string]string, managedRoots, caches string) (attractor.Agent, error) {
+	return func(policyEnv map[string]string, managedRoots, caches string, sb *sandbox.Sandbox) (attractor.Agent, error) {
 		a, err := agent.New(w.Config.Policy.Agents, agent.Deps{
 			HostEnv: env.Host, Policy: policyEnv, SecretNames: env.SecretNames, SecretValues: env.SecretValues,
-			Logger: w.Logger, Sandbox: env.Sandbox, ManagedRoots: managedRoots, Caches: caches,
+			Logger: w.Logger, Sandbox: sb, ManagedRoots: managedRoots, Caches: caches,
 		})
 		if err != nil {
 			return nil, err

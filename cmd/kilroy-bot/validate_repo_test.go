@@ -28,9 +28,19 @@ func TestValidateRepository(t *testing.T) {
 				".kilroy/config.yml": "version: 1\npipelines:\n  ci:\n    grpah: .kilroy/ci.dot\n"},
 			wantCode: 1,
 			wantOut: []string{
-				`FILE:4:5: error: unknown key "grpah" in pipelines.ci (known: graph, on, command); did you mean "graph"? [config]`,
+				`FILE:4:5: error: unknown key "grpah" in pipelines.ci (known: graph, on, command, image); did you mean "graph"? [config]`,
 				"      4 |     grpah: .kilroy/ci.dot",
 				"        |     ^",
+				"1 error, 0 warnings in 2 files",
+			},
+		},
+		{
+			name: "config with an image that is no reference",
+			files: map[string]string{".kilroy/ci.dot": cleanDOT,
+				".kilroy/config.yml": "version: 1\nimage: golang:1.23\npipelines:\n  ci:\n    image: Golang:1.23\n"},
+			wantCode: 1,
+			wantOut: []string{
+				`FILE:5:5: error: pipelines.ci.image: "Golang:1.23" is not an image reference; write one like golang:1.23-bookworm, ghcr.io/acme/ci-tools:3 or NAME@sha256:DIGEST, or host for the bot's own toolchain [config]`,
 				"1 error, 0 warnings in 2 files",
 			},
 		},

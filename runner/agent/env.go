@@ -39,6 +39,7 @@ func (a *Agent) envSpec(req attractor.AgentRequest) sandbox.EnvSpec {
 	return sandbox.EnvSpec{
 		Host:         a.deps.HostEnv,
 		Policy:       a.deps.Policy,
+		Image:        a.deps.Sandbox.ImageEnv(),
 		Stage:        req.StageEnv,
 		Caches:       a.deps.Caches,
 		SecretNames:  a.secretNames(),

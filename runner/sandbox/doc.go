@@ -19,7 +19,9 @@
 // node could have planted and handed to bwrap as a descriptor (binder).
 // Prewarm starts the bwrap of a Run expected next, so that it makes its
 // mounts and joins its cgroups before the Run adopts it; any other Run
-// starts a fresh bwrap. Close ends the prewarmed jails.
+// starts a fresh bwrap. Close ends the prewarmed jails. A Sandbox made
+// WithImage builds its jails on an unpacked OCI image instead of the host's
+// system directories (image_root.go).
 //
 // Output. CappedFile and Tail bound what a chatty process costs. Both keep
 // the end of the output, where failures are reported, and say how much was

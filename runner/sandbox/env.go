@@ -33,6 +33,11 @@ type EnvSpec struct {
 	// Stage holds the KILROY_* variables of this attempt
 	// (KILROY_STAGE_STATUS_PATH, KILROY_RUN_ID, ...).
 	Stage map[string]string
+	// Image, when not nil, is the environment of the image the node runs
+	// in (Sandbox.ImageEnv): the base instead of the host's variables,
+	// with the run's caches (Caches), the policy's variables over it
+	// (imageEnv).
+	Image []string
 	// Extra holds variables a node kind passes on purpose, such as an agent
 	// backend's own provider key. They win over every other layer and are
 	// never stripped as secrets: naming one here is the decision to pass it.
@@ -56,14 +61,18 @@ func NodeEnv(spec EnvSpec) []string {
 		host = HostEnv()
 	}
 	env := make(map[string]string)
-	for k, v := range host {
-		if allowedHostVar(k) {
-			env[k] = v
+	if spec.Image != nil {
+		imageEnv(env, spec)
+	} else {
+		for k, v := range host {
+			if allowedHostVar(k) {
+				env[k] = v
+			}
 		}
+		maps.Copy(env, CacheEnv(spec.Caches))
+		applyPolicy(env, spec.Policy, spec.Caches != "")
+		pinToolchain(env, host)
 	}
-	maps.Copy(env, CacheEnv(spec.Caches))
-	applyPolicy(env, spec.Policy, spec.Caches != "")
-	pinToolchain(env, host)
 	if spec.HomeOverride != "" {
 		env["HOME"] = spec.HomeOverride
 	}

@@ -57,6 +57,7 @@ type Sandbox struct {
 	paths     *pathCache
 	cgroups   *cgroupRoot
 	prewarm   *prewarmPool
+	image     *Image // the jails' root filesystem; nil: the host's (WithImage)
 }
 
 // New prepares a Sandbox; it does not check that namespaces work (see
@@ -195,7 +196,7 @@ var handshakeArgs = []string{"--setenv", "TMPDIR", "/tmp", "--block-fd", "3", "-
 // once bwrap has them.
 func (j *Jail) options(env []string, dir, program string) ([]string, []*os.File, error) {
 	s := j.Sandbox
-	if filepath.IsAbs(program) {
+	if filepath.IsAbs(program) && !j.inImage(program) {
 		// The program itself is visible, read-only, wherever it lives (an
 		// operator's agent script, say), with the package tree it runs from.
 		jj := *j
@@ -206,11 +207,25 @@ func (j *Jail) options(env []string, dir, program string) ([]string, []*os.File,
 	if err != nil {
 		return nil, nil, err
 	}
-	out := s.namespaceArgs()
+	var out, readOnly, binds []string
+	var files []*os.File
+	if s.image != nil {
+		// The image goes first: everything else is mounted on it.
+		var im []mount
+		if im, readOnly, err = j.imageMounts(ms); err != nil {
+			closeMounts(ms)
+			return nil, nil, err
+		}
+		out, files = args(im, 0, nil)
+	}
+	out = append(out, s.namespaceArgs()...)
 	tmpSize := s.limits.MemoryBytes / 2
-	binds, files := args(ms, tmpSize)
+	binds, files = args(ms, tmpSize, files)
 	out = append(out, binds...)
 	out = append(out, shmArgs(tmpSize)...)
+	for _, d := range readOnly {
+		out = append(out, "--remount-ro", d)
+	}
 	// bwrap's root is a tmpfs of the kernel's default size (half the
 	// host's memory) that the jail user may write; nothing is meant to be
 	// written there, and where no cgroup charges tmpfs pages to the node
@@ -275,7 +290,8 @@ var toolchainVars = []string{"GOROOT", "RUSTUP_HOME", "JAVA_HOME", "MAVEN_HOME",
 // directory and the run's policy-managed roots read-write, the run's cache
 // directory (caches, the repository's own: runner/caches) read-write, and
 // read-only the toolchains of the bot's own environment: its PATH
-// directories and toolchainVars, as NodeEnv gives them without a policy.
+// directories and toolchainVars, as NodeEnv gives them without a policy
+// (none in a jail on an image root: the image's are there).
 // Nothing the repository sets becomes a mount: its artifact policy's
 // variables (VIRTUAL_ENV=/proc, say) stay variables, and a path they name
 // is not in the jail unless the bot's own configuration put it there.
@@ -285,8 +301,12 @@ func NodeJail(s *Sandbox, host map[string]string, workspace, stageDir, managedRo
 	if s == nil {
 		return nil
 	}
-	j := &Jail{Sandbox: s, Workspace: workspace,
-		ReadOnly: slices.Concat(s.readOnly, toolchainDirs(NodeEnv(EnvSpec{Host: host})))}
+	j := &Jail{Sandbox: s, Workspace: workspace, ReadOnly: slices.Clone(s.readOnly)}
+	if s.image == nil {
+		// On an image root, PATH and the toolchains are the image's:
+		// nothing of the host's is shown for them.
+		j.ReadOnly = append(j.ReadOnly, toolchainDirs(NodeEnv(EnvSpec{Host: host}))...)
+	}
 	for _, d := range []string{stageDir, managedRoots} {
 		if d != "" {
 			j.Writable = append(j.Writable, d)

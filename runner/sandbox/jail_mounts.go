@@ -25,6 +25,7 @@ const (
 	mMaskDir  // an empty tmpfs over something a node must not see
 	mMaskFile // /dev/null over a file a node must not see
 	mROGit    // repository metadata: read-only even inside the workspace
+	mSplit    // a small tmpfs that holds mount points in an image (image_root.go)
 )
 
 type mount struct {
@@ -52,7 +53,8 @@ func (j *Jail) plan(env []string) (ms []mount, err error) {
 			ms = nil
 		}
 	}()
-	for _, d := range systemDirs {
+	ms = j.identityMounts(ms)
+	for _, d := range s.systemDirs() {
 		fi, err := os.Lstat(d)
 		switch {
 		case err != nil:
@@ -79,7 +81,7 @@ func (j *Jail) plan(env []string) (ms []mount, err error) {
 	}
 	ms = append(ms, mount{kind: mTmpfs, dst: "/tmp"}, mount{kind: mSymlink, src: "/tmp", dst: "/var/tmp"})
 	if home, ok := Lookup(env, "HOME"); ok && filepath.IsAbs(home) && home != "/" {
-		if h := s.paths.resolve(home).canon; !j.writable(h) {
+		if h := j.homePath(home); !j.writable(h) {
 			ms = append(ms, mount{kind: mTmpfs, dst: h})
 		}
 	}
@@ -347,15 +349,14 @@ func within(p, dir string) bool {
 const firstBindFD = 5
 
 // args renders mounts as bwrap options, and returns the bind sources in
-// the order bwrap must get them, from firstBindFD on. A private tmpfs
+// the order bwrap must get them, after files, from firstBindFD on. A private tmpfs
 // (/tmp, HOME) holds at most tmpSize bytes (half the memory limit: tmpfs
 // pages are memory, and a full /tmp should fail a write, not get the node
 // killed; 0 leaves the kernel's default); a mask holds one page, so it
 // cannot be filled either. /dev/null, which masks a file, is the host's
 // device, in a directory no node writes.
-func args(ms []mount, tmpSize int64) ([]string, []*os.File) {
+func args(ms []mount, tmpSize int64, files []*os.File) ([]string, []*os.File) {
 	var a []string
-	var files []*os.File
 	bindFD := func(opt string, m mount) {
 		a = append(a, opt, strconv.Itoa(firstBindFD+len(files)), m.dst)
 		files = append(files, m.fd)
@@ -377,6 +378,8 @@ func args(ms []mount, tmpSize int64) ([]string, []*os.File) {
 			a = append(a, "--size", "4096", "--tmpfs", m.dst)
 		case mMaskFile:
 			a = append(a, "--ro-bind", "/dev/null", m.dst)
+		case mSplit:
+			a = append(a, "--size", strconv.Itoa(splitTmpfsSize), "--tmpfs", m.dst)
 		}
 	}
 	return a, files

@@ -84,7 +84,7 @@ func Prewarm(c Cmd) {
 // prewarmKey, as a Run computes it.
 func (j *Jail) prewarm(c Cmd) *prewarmed {
 	s := j.Sandbox
-	path, err := lookPath(c.Env, c.Dir, c.Argv[0])
+	path, err := findProgram(c)
 	if err != nil {
 		return nil
 	}

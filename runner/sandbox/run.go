@@ -83,7 +83,7 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	if len(c.Argv) == 0 {
 		return res, errors.New("sandbox: empty argv")
 	}
-	path, err := lookPath(c.Env, c.Dir, c.Argv[0])
+	path, err := findProgram(c)
 	if err != nil {
 		return res, err
 	}
