@@ -82,6 +82,18 @@ func javaProject() Project {
 	}
 }
 
+// gradleProject is javaProject built with Gradle, whose javac errors
+// read "path:line: error: message".
+func gradleProject() Project {
+	p := javaProject()
+	delete(p.Files, "pom.xml")
+	p.Files["settings.gradle"] = "rootProject.name = 'hello'\n"
+	p.Files["build.gradle"] = "plugins { id 'java' }\n\nrepositories { mavenCentral() }\n\ndependencies { testImplementation 'junit:junit:4.13.2' }\n"
+	p.Name, p.Tools, p.Probe = "java-gradle", []string{"gradle", "java"}, []string{"gradle", "--offline", "-q", "dependencies", "--configuration", "testRuntimeClasspath"}
+	p.Finding = "src/main/java/hello/Hello.java:4"
+	return p
+}
+
 // genericProject is a repository whose Makefile's test target checks a
 // file and reports in the "path:line: error: message" form.
 func genericProject() Project {

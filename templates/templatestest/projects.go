@@ -37,7 +37,7 @@ func (p Project) BrokenFiles() map[string]string {
 // kind.
 func Projects() []Project {
 	return []Project{goProject(), nodeProject("npm-lockfile"), nodeProject("no-lockfile"),
-		nodeProject("yarn"), nodeProject("pnpm"), pythonProject(), rustProject(), javaProject(), genericProject()}
+		nodeProject("yarn"), nodeProject("pnpm"), pythonProject(), rustProject(), javaProject(), gradleProject(), genericProject()}
 }
 
 // Find is the project called name; it panics when there is none.
