@@ -52,6 +52,9 @@ type serveConfig struct {
 	// another takes its runs (0: the queue's default, a minute). Not a
 	// setting: tests shorten it.
 	StaleAfter time.Duration
+	// DatabaseWait bounds how long start waits for Postgres to come up (0:
+	// defaultDatabaseWait). Not a setting: tests shorten it.
+	DatabaseWait time.Duration
 }
 
 // serverPolicy is the server policy file (--config): what the operator
