@@ -234,3 +234,19 @@ func TestHandlerRefusesForeignHost(t *testing.T) {
 		}
 	}
 }
+
+// The setup page says why the App asks for each permission, write access
+// to contents above all, before anyone grants it.
+func TestSetupPageExplainsPermissions(t *testing.T) {
+	gh := ghapptest.New(t)
+	_, base := startFlow(t, fakeConfig(gh, t.TempDir()))
+	page := html.UnescapeString(get(t, base+"/"))
+	for perm, level := range ghapp.Permissions() {
+		if !strings.Contains(page, "<li><code>"+perm+": "+level+"</code>: ") {
+			t.Errorf("the setup page does not say why it asks for %s: %s", perm, level)
+		}
+	}
+	if !strings.Contains(page, "push the run branches (kilroy/run/PIPELINE/RUN_ID)") {
+		t.Errorf("the setup page does not say contents: write is for the run branches:\n%s", page)
+	}
+}

@@ -83,7 +83,7 @@ func (f *Flow) page(w http.ResponseWriter, r *http.Request) error {
 	render(w, http.StatusOK, formPage, map[string]any{
 		"Action": f.NewAppURL(), "Manifest": string(m), "Org": f.cfg.Org, "Name": f.cfg.Name,
 		"Hook": f.manifest.HookAttributes.URL, "Perms": f.manifest.DefaultPermissions,
-		"Events": f.manifest.DefaultEvents,
+		"Why": permissionWhy(), "Events": f.manifest.DefaultEvents,
 	})
 	return nil
 }

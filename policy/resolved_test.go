@@ -23,7 +23,7 @@ func TestExcludedDefaults(t *testing.T) {
 	r := mustResolve(t, ArtifactPolicy{})
 	if diff := cmp.Diff(r.Checkpoint.ExcludeGlobs, []string{
 		"**/.cargo-target*/**", "**/.cargo_target*/**", "**/.wasm-pack/**", "**/.tmpbuild/**",
-		"**/node_modules/**", "**/__pycache__/**",
+		"**/node_modules/**", "**/__pycache__/**", "**/.venv/**",
 	}); diff != "" {
 		t.Errorf("default excludes (-got +want):\n%s", diff)
 	}
@@ -42,6 +42,8 @@ func TestExcludedDefaults(t *testing.T) {
 		{"node_modules/left-pad/index.js", true},
 		{"web/node_modules/react/index.js", true},
 		{"src/__pycache__/m.cpython-312.pyc", true},
+		{".venv/bin/python", true},
+		{"svc/.venv/lib/python3.12/site-packages/x.py", true},
 		{"target/debug/app", false}, // broad names are not excluded by default
 		{"dist/app.js", false},
 		{"build/out.o", false},

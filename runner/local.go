@@ -65,6 +65,10 @@ type Prepared struct {
 	BaseSHA  string
 	RepoDir  string
 	Warnings attractor.Diagnostics
+	// Unseen lists the files of .kilroy/ whose edits the run does not see
+	// (modified or untracked in the repository's working tree: a run reads
+	// HEAD); set by PrepareLocal.
+	Unseen []string
 
 	git        *gitops.Git
 	policy     *policy.Resolved
@@ -120,6 +124,8 @@ func PrepareLocal(ctx context.Context, o LocalOptions) (*Prepared, error) {
 		return nil, err
 	}
 	p.dropUnusedBranch = true
+	// Only a hint for the user: a failure to list them must not stop the run.
+	p.Unseen, _ = p.git.Uncommitted(ctx, p.RepoDir, ".kilroy")
 	return p, nil
 }
 

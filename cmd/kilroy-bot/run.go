@@ -129,6 +129,9 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	for _, d := range prep.Warnings {
 		fmt.Fprintln(stderr, d.String())
 	}
+	if len(prep.Unseen) > 0 {
+		fmt.Fprintln(stderr, unseenLine(prep.Unseen))
+	}
 	return execute(ctx, stdout, stderr, prep, o, lf.format, nil)
 }
 
@@ -384,4 +387,15 @@ func fileTail(path string, n int64) []byte {
 		return nil
 	}
 	return data
+}
+
+// unseenLine says in one line that edits under .kilroy/ are not in the
+// commit the run reads, naming at most three of the files.
+func unseenLine(paths []string) string {
+	names := paths
+	more := ""
+	if len(paths) > 3 {
+		names, more = paths[:3], fmt.Sprintf(" and %d more", len(paths)-3)
+	}
+	return fmt.Sprintf("kilroy-bot run: uncommitted changes to %s%s are not in this run, which reads HEAD: commit them to run them", strings.Join(names, ", "), more)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -194,11 +195,11 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 	w.Redactor = checks.NewRedactor(append([]string{string(cfg.WebhookSecret), string(cfg.PrivateKey)},
 		sandbox.HostSecrets(sandbox.HostEnv())...)...).WithPaths(appserver.DataDirShown, dataDirPaths(cfg.DataDir)...)
 
-	w.Queue, err = queue.Open(ctx, queue.Options{
+	w.Queue, err = openQueueWaiting(ctx, queue.Options{
 		DataDir: cfg.DataDir, DatabaseURL: string(cfg.DatabaseURL), Workers: cfg.Workers, Logger: logger,
 		StaleAfter: cfg.StaleAfter,
 		Caps:       cfg.Policy.Limits.runCaps(cfg.Workers), Capped: cappedNotice(&w.App, w.Redactor.Redact),
-	})
+	}, cmp.Or(cfg.DatabaseWait, defaultDatabaseWait), logger)
 	if err != nil {
 		return deps, err
 	}

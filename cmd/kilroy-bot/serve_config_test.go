@@ -439,6 +439,10 @@ func TestServeConfigAppIDFromDataDir(t *testing.T) {
 		{"flag beats file", []string{"--app-id", "8", "--data-dir", good}, nil, 8, nil},
 		{"no file", nil, map[string]string{"KILROY_DATA_DIR": empty}, 0,
 			[]string{"--app-id / KILROY_APP_ID: required", appsetup.FilesIn(empty).AppID(), "does not exist"}},
+		// The container's case: the key path points into a data dir setup
+		// never wrote. The first line says what to do.
+		{"no app at all", nil, map[string]string{"KILROY_DATA_DIR": empty, "KILROY_PRIVATE_KEY_FILE": appsetup.FilesIn(empty).PrivateKey()}, 0,
+			[]string{"no GitHub App in " + empty + ": run `kilroy-bot setup --data-dir " + empty + " --public-url URL` first"}},
 		{"file not a number", nil, map[string]string{"KILROY_DATA_DIR": garbled}, 0,
 			[]string{"--app-id / KILROY_APP_ID", appsetup.FilesIn(garbled).AppID(), `"12x"`}},
 	}
@@ -465,6 +469,49 @@ func TestServeConfigAppIDFromDataDir(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not contain %q", err, w)
 				}
+			}
+			if setupHint := strings.Contains(err.Error(), "run `kilroy-bot setup"); setupHint != (tt.name == "no app at all") {
+				t.Errorf("error %q: mentions setup %v, want it only when no App setting works", err, setupHint)
+			}
+		})
+	}
+}
+
+// Without --github-url or KILROY_GITHUB_URL, serve uses the URL setup
+// stored beside the App (GitHub Enterprise); either setting beats it.
+func TestServeConfigGitHubURLFromDataDir(t *testing.T) {
+	f := writeServeFiles(t)
+	const ghe = "https://ghe.example.com/api/v3/"
+	stored := t.TempDir()
+	if err := os.MkdirAll(appsetup.FilesIn(stored).Dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(githubURLFile(stored), []byte(ghe+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"stored", nil, map[string]string{"KILROY_DATA_DIR": stored}, ghe},
+		{"nothing stored", nil, map[string]string{"KILROY_DATA_DIR": t.TempDir()}, "https://api.github.com/"},
+		{"variable beats file", nil, map[string]string{"KILROY_DATA_DIR": stored, "KILROY_GITHUB_URL": "https://other.example.com/api/v3"}, "https://other.example.com/api/v3/"},
+		{"flag beats file", []string{"--github-url", "https://api.github.com/", "--data-dir", stored}, nil, "https://api.github.com/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"KILROY_APP_ID": "1", "KILROY_PRIVATE_KEY_FILE": f.key, "KILROY_WEBHOOK_SECRET": "value-secret-1234"}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			cfg, err := loadServeConfig(tt.args, envOf(env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.GitHubURL != tt.want {
+				t.Errorf("GitHub URL %q, want %q", cfg.GitHubURL, tt.want)
 			}
 		})
 	}

@@ -303,23 +303,28 @@ func TestRunsPageToken(t *testing.T) {
 	good := ts.keys.Token(testRunID)
 	flipped := []byte(good)
 	flipped[0] ^= 1
-	tests := []struct{ name, target string }{
-		{"no token", page},
-		{"empty token", page + "?t="},
-		{"wrong token", page + "?t=AAAAAAAAAAAAAAAAAAAAAA"},
-		{"one bit off", page + "?t=" + string(flipped)},
-		{"another run's token", page + "?t=" + ts.keys.Token(otherRun)},
-		{"another server's token", testKeys(t, "someone-elses-secret").Path(testRunID)},
-		{"token in another parameter", page + "?token=" + good},
-		{"no such run", "/runs/01J9Z8Q4M6V3N5R7T9W1X3Y5Z9"},
-		{"invalid id", "/runs/..%2Fetc"},
-		{"invalid id, lower case", "/runs/" + strings.ToLower(testRunID)},
+	// Without a token, the same hint for every id, existing or not.
+	tests := []struct{ name, target, want string }{
+		{"no token", page, noRunTokenBody + "\n"},
+		{"empty token", page + "?t=", noRunTokenBody + "\n"},
+		{"token in another parameter", page + "?token=" + good, noRunTokenBody + "\n"},
+		{"no such run", "/runs/01J9Z8Q4M6V3N5R7T9W1X3Y5Z9", noRunTokenBody + "\n"},
+		{"invalid id", "/runs/..%2Fetc", noRunTokenBody + "\n"},
+		{"invalid id, lower case", "/runs/" + strings.ToLower(testRunID), noRunTokenBody + "\n"},
+		{"wrong token", page + "?t=AAAAAAAAAAAAAAAAAAAAAA", want},
+		{"one bit off", page + "?t=" + string(flipped), want},
+		{"another run's token", page + "?t=" + ts.keys.Token(otherRun), want},
+		{"another server's token", testKeys(t, "someone-elses-secret").Path(testRunID), want},
+		{"no such run, a token", "/runs/01J9Z8Q4M6V3N5R7T9W1X3Y5Z9?t=" + good, want},
 	}
 	for _, tt := range tests {
 		code, body := ts.do(t, "GET", tt.target)
-		if code != http.StatusNotFound || body != want {
-			t.Errorf("%s: GET %s = %d %q, want 404 %q", tt.name, tt.target, code, body, want)
+		if code != http.StatusNotFound || body != tt.want {
+			t.Errorf("%s: GET %s = %d %q, want 404 %q", tt.name, tt.target, code, body, tt.want)
 		}
+	}
+	if !strings.Contains(noRunTokenBody, "Details link") {
+		t.Errorf("the tokenless 404 gives no hint: %q", noRunTokenBody)
 	}
 }
 
