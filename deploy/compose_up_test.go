@@ -22,6 +22,9 @@ type composeTest struct {
 	image   string
 	port    int
 	env     []string
+	// appVolume is the volume key setup's files go in, and appAt where
+	// they are mounted to write them: the data volume by default.
+	appVolume, appAt string
 }
 
 func newComposeTest(t *testing.T, files ...string) *composeTest {
@@ -184,10 +187,10 @@ func (c *composeTest) up(t *testing.T) {
 		}
 		t.Fatalf("podman-compose build made no image %s:\n%s", c.image, out)
 	}
-	volume := c.volume("kilroy-data")
+	volume := c.volume(cmp.Or(c.appVolume, "kilroy-data"))
 	// With the label podman-compose gives the volumes it creates, which
 	// its down -v removes.
-	storeApp(t, "podman", c.image, volume, "--label", "io.podman.compose.project="+c.project)
+	storeApp(t, "podman", c.image, volume, c.appAt, "--label", "io.podman.compose.project="+c.project)
 	t.Cleanup(func() { c.command("down", "-v").Run() })
 	c.run(t, "up", "-d")
 	c.waitHealthy(t)

@@ -36,6 +36,7 @@ type composeService struct {
 	SecurityOpt []string                              `yaml:"security_opt"`
 	Environment map[string]string                     `yaml:"environment"`
 	Volumes     []string                              `yaml:"volumes"`
+	Ports       []string                              `yaml:"ports"`
 	Profiles    []string                              `yaml:"profiles"`
 	DependsOn   map[string]struct{ Condition string } `yaml:"depends_on"`
 	Healthcheck struct{ Test []string }
@@ -148,7 +149,7 @@ var portable = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*:[-?][^}]+$`)
 // read alike, and to no profiles (podman-compose 1.0.3 starts every
 // service).
 func TestComposeInterpolationPortable(t *testing.T) {
-	for _, name := range []string{"compose.yml", "compose.postgres.yml"} {
+	for _, name := range []string{"compose.yml", "compose.postgres.yml", "compose.replicas.yml"} {
 		b, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)

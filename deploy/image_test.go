@@ -102,7 +102,7 @@ func TestImage(t *testing.T) {
 	}
 	exitStatusPassesThrough(t, eng, tag)
 	volume := strings.NewReplacer(":", "-").Replace(tag) + "-data"
-	storeApp(t, eng, tag, volume)
+	storeApp(t, eng, tag, volume, "")
 	security := composeSecurityOpts(t)
 	if out, err := exec.CommandContext(t.Context(), eng, serveArgs(tag, volume, nil, "--rm")...).CombinedOutput(); err == nil ||
 		!strings.Contains(string(out), "sandbox self-test") {
@@ -184,7 +184,10 @@ func composeSecurityOpts(t *testing.T) []string {
 // storeApp makes volume, with the create options given, hold what
 // kilroy-bot setup stores (App id, a throwaway key, webhook secret),
 // written by the user of image tag, and removes the volume when t ends.
-func storeApp(t *testing.T, eng, tag, volume string, create ...string) {
+// The volume is mounted at /data (a data volume, setup's files in its
+// github-app/) or, with at set, at that directory (the App volume of
+// compose.replicas.yml, holding the files themselves).
+func storeApp(t *testing.T, eng, tag, volume, at string, create ...string) {
 	t.Helper()
 	run(t, eng, append(append([]string{"volume", "create"}, create...), volume)...)
 	t.Cleanup(func() { exec.Command(eng, "volume", "rm", "-f", volume).Run() })
@@ -193,7 +196,11 @@ func storeApp(t *testing.T, eng, tag, volume string, create ...string) {
 		t.Fatal(err)
 	}
 	files := appsetup.FilesIn(dockerfileEnv(t, "KILROY_DATA_DIR"))
-	write := exec.CommandContext(t.Context(), eng, "run", "--rm", "-i", "-v", volume+":/data", "--entrypoint", "sh", tag, "-c",
+	mount := volume + ":/data"
+	if at != "" {
+		mount = volume + ":" + at
+	}
+	write := exec.CommandContext(t.Context(), eng, "run", "--rm", "-i", "-v", mount, "--entrypoint", "sh", tag, "-c",
 		`umask 077 && mkdir -p "$1" && cat > "$2" && echo 4242 > "$3" && echo image-test-webhook-secret > "$4"`,
 		"sh", files.Dir, files.PrivateKey(), files.AppID(), files.WebhookSecret())
 	write.Stdin = bytes.NewReader(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))

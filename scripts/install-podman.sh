@@ -17,6 +17,7 @@
 #
 #   KILROY_IMAGE_BUILD_BASE=localhost/kilroy-ci/golang:go1.26.8-bookworm
 #   KILROY_IMAGE_RUNTIME_BASE=localhost/kilroy-ci/debian:bookworm-slim
+#   KILROY_POSTGRES_IMAGE=localhost/kilroy-ci/postgres:bookworm
 #
 # so .ci/run exports them. The Dockerfile itself is built unchanged.
 set -euo pipefail
@@ -34,6 +35,14 @@ if ! command -v podman >/dev/null || ! command -v podman-compose >/dev/null || !
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq >/dev/null
   apt-get install -y -qq --no-install-recommends podman podman-compose debootstrap >/dev/null
+fi
+# Compose services find each other by name (the bot reaches "postgres")
+# only where podman's network has DNS: with the CNI backend (Debian 12's
+# podman), that is the dnsname plugin.
+if [ "$(podman info --format '{{.Host.NetworkBackend}}' 2>/dev/null)" = cni ] && [ ! -x /usr/lib/cni/dnsname ]; then
+  command -v apt-get >/dev/null || { say "no apt-get: install the CNI dnsname plugin yourself"; exit 1; }
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -qq --no-install-recommends golang-github-containernetworking-plugin-dnsname >/dev/null
 fi
 
 suite="$(sed -n 's/^ARG DEBIAN=//p' Dockerfile)"
@@ -129,5 +138,32 @@ EOF
   trap - EXIT
 fi
 
+# A Postgres image for the compose tests of compose.postgres.yml and
+# compose.replicas.yml: the runtime base plus Debian's PostgreSQL, started
+# by scripts/postgres-entrypoint.sh, which keeps the official image's
+# contract (POSTGRES_USER, POSTGRES_PASSWORD, POSTGRES_DB, the data in
+# /var/lib/postgresql/data, pg_isready for the health check), so the
+# compose files run unchanged with it.
+pg_img="localhost/kilroy-ci/postgres:${suite}"
+if ! podman image exists "$pg_img"; then
+  ctx="$(mktemp -d "$cache/build.XXXXXX")"
+  trap 'rm -rf "$ctx"' EXIT
+  cp scripts/postgres-entrypoint.sh "$ctx/entrypoint.sh"
+  cat >"$ctx/Containerfile" <<EOF
+FROM $runtime_img
+RUN apt-get update && apt-get install -y --no-install-recommends postgresql \
+ && rm -rf /var/lib/apt/lists/* /var/cache/apt/*.bin
+COPY entrypoint.sh /usr/local/bin/postgres-entrypoint
+ENV PGDATA=/var/lib/postgresql/data
+STOPSIGNAL SIGINT
+EXPOSE 5432
+ENTRYPOINT ["/usr/local/bin/postgres-entrypoint"]
+EOF
+  say "building $pg_img"
+  podman build -q -t "$pg_img" "$ctx" >/dev/null
+  rm -rf "$ctx"
+  trap - EXIT
+fi
 echo "KILROY_IMAGE_BUILD_BASE=$build_img"
 echo "KILROY_IMAGE_RUNTIME_BASE=$runtime_img"
+echo "KILROY_POSTGRES_IMAGE=$pg_img"
