@@ -150,7 +150,7 @@ func familyTitle(tool string) string {
 		return "rustc"
 	case findings.ToolRustPanic:
 		return "rust panic"
-	case findings.ToolTSC, findings.ToolESLint, findings.ToolPytest:
+	case findings.ToolTSC, findings.ToolESLint, findings.ToolPytest, findings.ToolJava, findings.ToolKotlin:
 		return tool
 	}
 	return ""

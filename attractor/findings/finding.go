@@ -38,6 +38,8 @@ const (
 	ToolTSC       = "tsc"
 	ToolESLint    = "eslint"
 	ToolPytest    = "pytest"
+	ToolJava      = "javac" // javac as Maven prints it: path:[line,col]
+	ToolKotlin    = "kotlinc"
 	ToolGeneric   = "generic"
 )
 

@@ -61,6 +61,8 @@ func (p *parser) feed(l []byte) {
 	case p.tsc(l):
 	case p.pytest.feed(p, l):
 	case p.goTest.feed(p, l):
+	case p.maven(l):
+	case p.kotlin(l):
 	default:
 		p.colon(l)
 	}
