@@ -2,12 +2,13 @@ package sandbox
 
 import (
 	"bufio"
+	"crypto/rand"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -21,7 +22,16 @@ type cgroupRoot struct {
 	limits       Limits
 }
 
-var cgroupSeq atomic.Uint64
+// cgroupOwned holds the names of the node cgroups this process made and
+// has not removed yet: removeStale never takes them.
+var cgroupOwned sync.Map
+
+// cgroupName names a node's cgroups. A node sees the name in
+// /proc/self/cgroup, so it is random: the bot's pid, or how many nodes it
+// ran, is not the node's to know.
+func cgroupName() string {
+	return "kilroy-" + rand.Text()
+}
 
 // findCgroupRoot returns the writable v1 pids and memory hierarchies of
 // this process's cgroups, for nodes under limits l, or nil.
@@ -87,7 +97,8 @@ func (r *cgroupRoot) create(headroom int) (*nodeCgroup, error) {
 		return nil, nil
 	}
 	l := r.limits
-	name := fmt.Sprintf("kilroy-%d-%d", os.Getpid(), cgroupSeq.Add(1))
+	name := cgroupName()
+	cgroupOwned.Store(name, true)
 	cg := &nodeCgroup{}
 	add := func(root string, settings map[string]string) error {
 		dir := filepath.Join(root, name)
@@ -156,6 +167,11 @@ func (cg *nodeCgroup) finish(clean bool) cgroupEvents {
 }
 
 func (cg *nodeCgroup) remove() {
+	defer func() {
+		for _, d := range cg.dirs {
+			cgroupOwned.Delete(filepath.Base(d))
+		}
+	}()
 	for _, d := range cg.dirs {
 		for range 50 {
 			killAll(filepath.Join(d, "cgroup.procs"))
