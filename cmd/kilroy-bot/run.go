@@ -176,6 +176,9 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 		Env:         runner.EnvInputs{Host: host, SecretNames: botSecretNames, Sandbox: f.sandbox(host, stderr)},
 		Interviewer: f.interviewer(stderr), Answers: f.answers.m,
 	}
+	if err := closeDataDir(f.dataDir, nil); err != nil {
+		return o, err
+	}
 	store, err := image.Open(filepath.Join(f.dataDir, "images"), image.Options{})
 	if err != nil {
 		return o, err

@@ -180,6 +180,9 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 	if wiring.RunSide == nil {
 		return deps, errors.New("serve is not wired: no run side turns deliveries into queued runs and runs them")
 	}
+	if err := closeDataDir(cfg.DataDir, logger); err != nil {
+		return deps, err
+	}
 	runsDir := filepath.Join(cfg.DataDir, "runs")
 	if err := os.MkdirAll(runsDir, 0o755); err != nil {
 		return deps, fmt.Errorf("create data dir: %w", err)

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,19 +11,25 @@ import (
 )
 
 // bwrapArgv is the command line of a bwrap that runs argv in a jail with
-// options opts (Jail.options) and the handshake, and the file bwrap reads
-// those options from (--args), which it must get as descriptor fd: after
-// the handshake's and the bind sources. The options name host paths (the
-// worktree and run directory, the masks of hidden paths), and the
-// sandbox's first process keeps bwrap's command line, which every process
-// of the node may read at /proc/1/cmdline: only the node's own command is
-// on it. bwrap closes the file once read.
-func bwrapArgv(bwrap string, opts, argv []string, fd int) ([]string, *os.File, error) {
-	f, err := optionsFile(append(opts[:len(opts):len(opts)], handshakeArgs...))
+// options opts (Jail.options) and the handshake, and the files bwrap must
+// get as descriptors fd and fd+1, after the handshake's and the bind
+// sources: the options (--args) and the seccomp filter (seccompFile). The
+// options name host paths (the worktree and run directory, the masks of
+// hidden paths), and the sandbox's first process keeps bwrap's command
+// line, which every process of the node may read at /proc/1/cmdline: only
+// the node's own command is on it. bwrap closes the files once read.
+func bwrapArgv(bwrap string, opts, argv []string, fd int) ([]string, []*os.File, error) {
+	filter, err := seccompFile()
 	if err != nil {
 		return nil, nil, err
 	}
-	return append([]string{bwrap, "--args", strconv.Itoa(fd), "--"}, argv...), f, nil
+	all := slices.Concat(opts, handshakeArgs, []string{"--seccomp", strconv.Itoa(fd + 1)})
+	f, err := optionsFile(all)
+	if err != nil {
+		filter.Close()
+		return nil, nil, err
+	}
+	return append([]string{bwrap, "--args", strconv.Itoa(fd), "--"}, argv...), []*os.File{f, filter}, nil
 }
 
 // optionsFile is a memory file holding opts, NUL-terminated, read from its

@@ -40,15 +40,15 @@ func (j *Jail) startCold(c Cmd, argv, opts []string, files []*os.File, waitDelay
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
 	}
-	full, optsFile, err := bwrapArgv(j.Sandbox.bwrap, opts, argv, firstBindFD+len(files))
+	full, optsFiles, err := bwrapArgv(j.Sandbox.bwrap, opts, argv, firstBindFD+len(files))
 	if err != nil {
 		js.abort()
 		return nil, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
 	}
-	defer optsFile.Close()
+	defer closeAll(optsFiles...)
 	cmd := exec.Command(full[0])
 	cmd.Args = full
-	cmd.ExtraFiles = slices.Concat(js.childFiles(), files, []*os.File{optsFile})
+	cmd.ExtraFiles = slices.Concat(js.childFiles(), files, optsFiles)
 	p, err := startCmd(c, cmd, waitDelay)
 	if err != nil {
 		js.abort()

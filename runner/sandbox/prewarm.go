@@ -99,12 +99,12 @@ func (j *Jail) prewarm(c Cmd) *prewarmed {
 		closeAll(files...)
 		return nil
 	}
-	cmdline, optsFile, err := bwrapArgv(s.bwrap, opts, argv, firstBindFD+len(files))
+	cmdline, optsFiles, err := bwrapArgv(s.bwrap, opts, argv, firstBindFD+len(files))
 	if err != nil {
 		closeAll(files...)
 		return nil
 	}
-	files = append(files, optsFile)
+	files = append(files, optsFiles...)
 	pw := &prewarmed{key: key, ready: make(chan struct{})}
 	go func() {
 		defer close(pw.ready)
