@@ -61,3 +61,23 @@ func TestServeRefusesRootUnlessAllowed(t *testing.T) {
 		t.Errorf("both warnings in one banner: %q", b)
 	}
 }
+
+// Through serve and the fake GitHub: a server allowed to run as root says
+// so first in every check's summary, the summary and the node checks.
+func TestServeE2EAllowRootBanner(t *testing.T) {
+	e := newE2E(t, e2eOptions{deferStart: true})
+	e.cfg.Root, e.cfg.AllowRoot = true, true
+	e.start()
+	sha := e.repo.Commit(t, "feature-8", map[string]string{"README.md": "change\n"}, "change")
+	e.deliver("pull_request", e.openPR("opened", pr{number: 8, sha: sha}))
+	runs := e.waitSettled(sha, "kilroy/ci")
+	all := e.gh.CheckRuns(e2eOwner, e2eName)
+	if len(runs) == 0 || len(all) < 2 {
+		t.Fatalf("want the summary and node checks, got %d", len(all))
+	}
+	for _, c := range all {
+		if c.HeadSHA == sha && !strings.HasPrefix(c.Summary, "> [!WARNING]\n> **This server runs as root**") {
+			t.Errorf("check %s's summary does not start with the root warning:\n%s", c.Name, c.Summary)
+		}
+	}
+}
