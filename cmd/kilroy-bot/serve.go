@@ -44,9 +44,19 @@ variable; a flag wins over its variable.
   --config FILE                KILROY_CONFIG                optional server policy YAML
   --public-url URL             KILROY_PUBLIC_URL            base of details_url links
   --workers N                  KILROY_WORKERS               default 2
+  --insecure-no-sandbox        KILROY_INSECURE_NO_SANDBOX=1 run nodes without the sandbox (every summary says so)
+  --allow-root                 KILROY_ALLOW_ROOT=1          run as root (every summary says so)
 
 Exit status: 0 after a graceful shutdown (SIGINT, SIGTERM), 1 when the
 server fails, 2 when a setting is missing or wrong.
+`
+
+// refuseRoot is why serve does not start as root unless told to.
+const refuseRoot = `kilroy-bot serve: runs as root, and will not unless told to: a node that gets out of its
+kilroy-bot serve: sandbox would have root on this machine, and the files nodes write in worktrees and caches
+kilroy-bot serve: are root's here. Run serve as an unprivileged user (the image does: user 10001; see
+kilroy-bot serve: docs/serve.md §11), or pass --allow-root (KILROY_ALLOW_ROOT=1) to run as root anyway:
+kilroy-bot serve: every check summary will then say so.
 `
 
 // runServe implements `kilroy-bot serve`: read the settings, wire the
@@ -59,6 +69,10 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "kilroy-bot serve: %s\n\nrun kilroy-bot serve -h for the settings\n", strings.ReplaceAll(err.Error(), "\n", "\nkilroy-bot serve: "))
+		return 2
+	}
+	if cfg.Root && !cfg.AllowRoot {
+		fmt.Fprint(stderr, refuseRoot)
 		return 2
 	}
 	logger := newServeLogger(stderr, cfg)

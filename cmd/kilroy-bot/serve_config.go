@@ -41,6 +41,9 @@ type serveConfig struct {
 	Workers       int
 	// InsecureNoSandbox runs nodes without the sandbox (--insecure-no-sandbox).
 	InsecureNoSandbox bool
+	// Root says the process runs as root; AllowRoot that it may
+	// (--allow-root), which every check summary then says.
+	Root, AllowRoot bool
 	// HiddenPaths are the files serve read its secrets and policy from;
 	// no node may see them (the data dir is hidden too).
 	HiddenPaths []string
@@ -108,6 +111,15 @@ const (
 	envInsecure  = "KILROY_INSECURE_NO_SANDBOX"
 )
 
+// Running as root, another boolean flag outside the table.
+const (
+	flagAllowRoot = "allow-root"
+	envAllowRoot  = "KILROY_ALLOW_ROOT"
+)
+
+// geteuid is os.Geteuid; tests stand in for root and for a user.
+var geteuid = os.Geteuid
+
 func isTrue(v string) bool {
 	b, err := strconv.ParseBool(strings.TrimSpace(v))
 	return err == nil && b
@@ -150,6 +162,7 @@ func loadServeConfig(args []string, getenv func(string) string) (serveConfig, er
 		flags[s.flag] = fs.String(s.flag, "", s.usage)
 	}
 	insecure := fs.Bool(flagInsecure, false, "run pipeline nodes without the sandbox, with the bot's own rights (or "+envInsecure+"=1)")
+	allowRoot := fs.Bool(flagAllowRoot, false, "run as root (or "+envAllowRoot+"=1)")
 	if err := fs.Parse(args); err != nil {
 		return serveConfig{}, err
 	}
@@ -161,6 +174,8 @@ func loadServeConfig(args []string, getenv func(string) string) (serveConfig, er
 	l := loader{flags: flags, given: given, getenv: getenv}
 	cfg := l.load()
 	cfg.InsecureNoSandbox = *insecure || isTrue(getenv(envInsecure))
+	cfg.AllowRoot = *allowRoot || isTrue(getenv(envAllowRoot))
+	cfg.Root = geteuid() == 0
 	return cfg, errors.Join(l.errs...)
 }
 

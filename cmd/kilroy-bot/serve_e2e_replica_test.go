@@ -128,7 +128,8 @@ func startReplica(t *testing.T, e *e2e, pg string) *replica {
 	}
 	r.cmd = exec.Command(os.Args[0], args...)
 	r.cmd.Env = append(os.Environ(), beKilroyBot+"=1", fmt.Sprintf("KILROY_APP_ID=%d", e.gh.AppID()),
-		"KILROY_PRIVATE_KEY_FILE="+e.gh.PrivateKeyFile(t), "KILROY_WEBHOOK_SECRET="+string(e.secret))
+		"KILROY_PRIVATE_KEY_FILE="+e.gh.PrivateKeyFile(t), "KILROY_WEBHOOK_SECRET="+string(e.secret),
+		"KILROY_ALLOW_ROOT=1") // the tests may run as root
 	r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -191,11 +191,19 @@ func newSandbox(ctx context.Context, c serveConfig, host map[string]string) (*sa
 }
 
 // insecureBanner is the first line of every check summary when nodes run
-// without the sandbox.
+// without the sandbox, or when serve runs as root (--allow-root).
 func insecureBanner(c serveConfig) string {
-	if !c.InsecureNoSandbox {
+	var lines []string
+	if c.InsecureNoSandbox {
+		lines = append(lines, "**This server runs pipeline nodes without a sandbox** (`--insecure-no-sandbox`): "+
+			"their code has the bot's own rights on its machine.")
+	}
+	if c.Root && c.AllowRoot {
+		lines = append(lines, "**This server runs as root** (`--allow-root`): a node that gets out of its sandbox "+
+			"has root on the bot's machine.")
+	}
+	if len(lines) == 0 {
 		return ""
 	}
-	return "> [!WARNING]\n> **This server runs pipeline nodes without a sandbox** (`--insecure-no-sandbox`): " +
-		"their code has the bot's own rights on its machine."
+	return "> [!WARNING]\n> " + strings.Join(lines, "\n>\n> ")
 }
