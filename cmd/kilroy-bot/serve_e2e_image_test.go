@@ -44,7 +44,7 @@ func imageSeen(tag string) string {
 // a command agent CLI from the host (a script whose interpreter the image
 // has), its verify_command and the API agent's shell tool (fake model
 // server) each see the image's files, Env and PATH and not the host's
-// git, and the summary names the image and its digest.
+// git, and the summary and the run page name the image and its digest.
 func TestServeE2EImageEveryNodeKind(t *testing.T) {
 	needSandbox(t)
 	tree := t.TempDir()
@@ -83,6 +83,13 @@ func TestServeE2EImageEveryNodeKind(t *testing.T) {
 	}
 	if note := "image `" + ref + "` @ `" + digest + "`"; !strings.Contains(sum.Summary, note) {
 		t.Errorf("the summary does not say %s:\n%s", note, sum.Summary)
+	}
+	u := strings.Index(sum.DetailsURL, "/runs/")
+	if u < 0 {
+		t.Fatalf("the summary links no run page: %q", sum.DetailsURL)
+	}
+	if code, page := e.get(sum.DetailsURL[u:]); !strings.Contains(page, "<code>"+ref+"</code> @ <code>"+digest+"</code>") {
+		t.Errorf("the run page (%d) does not name the image and its digest:\n%s", code, page)
 	}
 	run := filepath.Join(e.cfg.DataDir, "runs", runID(sum))
 	want := "IMAGE-MARKER\nenv=from-the-image path=/usr/bin:/bin\n"
