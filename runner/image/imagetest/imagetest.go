@@ -201,7 +201,15 @@ func Image(t testing.TB, dir string, env []string) v1.Image {
 func tarTree(t testing.TB, dir string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
+	if err := writeTar(&buf, dir); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// writeTar writes the tree at dir as a tar stream, owned by root.
+func writeTar(w io.Writer, dir string) error {
+	tw := tar.NewWriter(w)
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == dir {
 			return err
@@ -229,22 +237,20 @@ func tarTree(t testing.TB, dir string) []byte {
 			return err
 		}
 		if fi.Mode().IsRegular() {
-			b, err := os.ReadFile(p)
+			f, err := os.Open(p)
 			if err != nil {
 				return err
 			}
-			_, err = tw.Write(b)
+			defer f.Close()
+			_, err = io.Copy(tw, f)
 			return err
 		}
 		return nil
 	})
-	if err == nil {
-		err = tw.Close()
-	}
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	return buf.Bytes()
+	return tw.Close()
 }
 
 // Registry is an OCI registry on loopback for the test's life; it returns
