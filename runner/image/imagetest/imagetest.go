@@ -11,11 +11,13 @@ import (
 	"io"
 	"io/fs"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -257,9 +259,38 @@ func writeTar(w io.Writer, dir string) error {
 // its host:port.
 func Registry(t testing.TB) string {
 	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	host, _ := LoggedRegistry(t)
+	return host
+}
+
+// LoggedRegistry is Registry with the log of the requests it answers.
+func LoggedRegistry(t testing.TB) (string, *RequestLog) {
+	t.Helper()
+	l := &RequestLog{}
+	inner := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.mu.Lock()
+		l.reqs = append(l.reqs, r.Method+" "+r.URL.Path)
+		l.mu.Unlock()
+		inner.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
+	return strings.TrimPrefix(srv.URL, "http://"), l
+}
+
+// RequestLog holds "METHOD /path" of every request a registry answered.
+type RequestLog struct {
+	mu   sync.Mutex
+	reqs []string
+}
+
+// Take returns the requests so far and forgets them.
+func (l *RequestLog) Take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.reqs
+	l.reqs = nil
+	return r
 }
 
 // Push pushes img as ref (host:port/repo:tag) and returns its digest.
