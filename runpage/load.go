@@ -31,7 +31,7 @@ type Run struct {
 	Source Source
 	// Image is the image the run's nodes run in; zero in the host jail.
 	Image Image
-	Nodes  []Node
+	Nodes []Node
 	// Events are the last progress events, oldest first; EventsOmitted
 	// counts those before them.
 	Events        []Event

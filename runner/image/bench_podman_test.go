@@ -119,4 +119,3 @@ func median[T time.Duration | float64](d []T) T {
 	slices.Sort(s)
 	return s[len(s)/2]
 }
-
