@@ -29,7 +29,9 @@ type Run struct {
 	StartedAt, FinishedAt, Now time.Time
 	// Source is the repository, pull request and commit the run tested.
 	Source Source
-	Nodes  []Node
+	// Image is the image the run's nodes run in; zero in the host jail.
+	Image Image
+	Nodes []Node
 	// Events are the last progress events, oldest first; EventsOmitted
 	// counts those before them.
 	Events        []Event
@@ -38,6 +40,32 @@ type Run struct {
 	// Problems are files that could not be read or parsed; the page still
 	// shows the rest.
 	Problems []string
+}
+
+// Image is a run's root filesystem: the reference as chosen and the
+// digest the run pinned when it started, which a resume keeps.
+type Image struct {
+	Ref, Digest string
+}
+
+// imageFile is checkpoint.json's image (runner.RunImage).
+type imageFile struct {
+	Ref    string `json:"ref"`
+	Pinned struct {
+		Digest string `json:"digest"`
+	} `json:"pinned"`
+}
+
+// shownRef is an image reference as the page shows it: a local source
+// ("oci-archive:/path/x.tar", kilroy-bot run's) by its file's name only,
+// so that the page names no path of the machine.
+func shownRef(ref string) string {
+	for _, prefix := range []string{"oci:", "oci-archive:", "docker-archive:"} {
+		if p, ok := strings.CutPrefix(ref, prefix); ok {
+			return prefix + filepath.Base(p)
+		}
+	}
+	return ref
 }
 
 // Commit is a checkpoint commit and its link ("" when none).
@@ -135,6 +163,7 @@ type checkpointFile struct {
 	CommitSHA string           `json:"commit_sha"`
 	UpdatedAt time.Time        `json:"updated_at"`
 	State     *attractor.State `json:"state"`
+	Image     *imageFile       `json:"image"`
 }
 
 // progressEvent is a progress.ndjson line as runner.Progress writes it.
@@ -274,6 +303,9 @@ func (b *builder) checkpoint() {
 	r := b.run
 	r.Pipeline, r.Branch, r.BaseSHA, r.UpdatedAt = cp.Pipeline, cp.Branch, cp.BaseSHA, cp.UpdatedAt
 	r.Commit = b.commit(cp.CommitSHA)
+	if cp.Image != nil {
+		r.Image = Image{Ref: shownRef(cp.Image.Ref), Digest: cp.Image.Pinned.Digest}
+	}
 	r.Status = "running"
 	if cp.State == nil {
 		return

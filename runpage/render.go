@@ -92,6 +92,7 @@ summary { cursor: pointer; }
 {{with duration .Total}}<tr><th>{{if $.Live}}Time so far{{else}}Total time{{end}}</th><td>{{.}}</td></tr>{{end}}
 {{with .Branch}}<tr><th>Run branch</th><td><code>{{.}}</code></td></tr>{{end}}
 {{with .BaseSHA}}<tr><th>Base commit</th><td><code>{{.}}</code></td></tr>{{end}}
+{{with .Image}}{{if .Ref}}<tr><th>Image</th><td><code>{{.Ref}}</code>{{with .Digest}} @ <code>{{.}}</code>{{end}}</td></tr>{{end}}{{end}}
 {{with .Commit.SHA}}<tr><th>Last checkpoint</th><td>{{template "commit" $.Commit}}</td></tr>{{end}}
 {{with when .UpdatedAt}}<tr><th>Updated</th><td>{{.}}</td></tr>{{end}}
 </table>

@@ -18,7 +18,10 @@ Without --template it picks the CI template of the toolchain whose file is
 at the repository's root (go.mod: ci-go, package.json: ci-node,
 pyproject.toml, requirements.txt or setup.py: ci-python, Cargo.toml:
 ci-rust, pom.xml or build.gradle: ci-java); with none it suggests the
-closest one.
+closest one. It also suggests the OCI image of that toolchain (for go.mod,
+golang:<its go version>-bookworm), commented out, in a .kilroy/config.yml
+it writes when there is none; a served repository may use only the images
+its operator allows (images.allow).
 
 Templates:
   ci-go       .kilroy/ci.dot: go build, go vet, go test, artifact check
@@ -67,6 +70,11 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "kilroy-bot init: %v\n", err)
 		return 2
 	}
+	files, note, err := withImage(root, *name, files)
+	if err != nil {
+		fmt.Fprintf(stderr, "kilroy-bot init: %v\n", err)
+		return 1
+	}
 	if !*force {
 		if err := refuseExisting(root, files); err != nil {
 			fmt.Fprintf(stderr, "kilroy-bot init: %v\n", err)
@@ -80,8 +88,32 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "wrote %s\n", displayPath(root, f.Path))
 	}
+	fmt.Fprint(stdout, note)
 	fmt.Fprint(stdout, initNext(root, files))
 	return 0
+}
+
+// withImage suggests the image of the template's toolchain, commented out
+// (a served repository may use only the images its operator allows): in
+// the sample config when that is the template, else in a config.yml of
+// its own beside the pipeline, or, when the repository has a config.yml
+// already, in a note for the user to add by hand.
+func withImage(root, name string, files []templates.File) ([]templates.File, string, error) {
+	img := templates.Image(name, os.DirFS(root))
+	if name == templates.ConfigTemplate {
+		b, err := templates.ConfigWithImage(img)
+		files[0].Content = b
+		return files, "", err
+	}
+	if img == "" {
+		return files, "", nil
+	}
+	if _, err := os.Lstat(filepath.Join(root, ".kilroy", "config.yml")); err == nil {
+		return files, fmt.Sprintf("\nto run the nodes in an image with the toolchain, add to %s:\n  image: %s\n"+
+			"(a server runs only the images its operator allows in images.allow)\n", displayPath(root, ".kilroy/config.yml"), img), nil
+	}
+	f, err := templates.ImageConfig(img)
+	return append(files, f), "", err
 }
 
 // repoRoot is the directory holding .git at or above dir, else dir: a
@@ -119,7 +151,11 @@ func detectTemplate(root string) (string, error) {
 func refuseExisting(root string, files []templates.File) error {
 	var exist []string
 	for _, f := range files {
-		if _, err := os.Lstat(filepath.Join(root, filepath.FromSlash(f.Path))); err == nil {
+		p := filepath.Join(root, filepath.FromSlash(f.Path))
+		if b, err := os.ReadFile(p); err == nil && templates.IsImageConfig(b) && f.Path == ".kilroy/config.yml" {
+			continue // init's own, unchanged: the sample holds the same
+		}
+		if _, err := os.Lstat(p); err == nil {
 			exist = append(exist, displayPath(root, f.Path))
 		}
 	}

@@ -35,7 +35,7 @@ func dotQuote(s string) string {
 }
 
 // gitT runs the test's own git in dir, isolated from the machine's config.
-func gitT(t *testing.T, dir string, args ...string) string {
+func gitT(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -51,7 +51,7 @@ func gitT(t *testing.T, dir string, args ...string) string {
 }
 
 // newRepo makes a repository whose one commit holds files.
-func newRepo(t *testing.T, files map[string]string) string {
+func newRepo(t testing.TB, files map[string]string) string {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")

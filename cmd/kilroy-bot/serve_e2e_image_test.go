@@ -44,7 +44,7 @@ func imageSeen(tag string) string {
 // a command agent CLI from the host (a script whose interpreter the image
 // has), its verify_command and the API agent's shell tool (fake model
 // server) each see the image's files, Env and PATH and not the host's
-// git, and the summary names the image and its digest.
+// git, and the summary and the run page name the image and its digest.
 func TestServeE2EImageEveryNodeKind(t *testing.T) {
 	needSandbox(t)
 	tree := t.TempDir()
@@ -84,6 +84,13 @@ func TestServeE2EImageEveryNodeKind(t *testing.T) {
 	if note := "image `" + ref + "` @ `" + digest + "`"; !strings.Contains(sum.Summary, note) {
 		t.Errorf("the summary does not say %s:\n%s", note, sum.Summary)
 	}
+	u := strings.Index(sum.DetailsURL, "/runs/")
+	if u < 0 {
+		t.Fatalf("the summary links no run page: %q", sum.DetailsURL)
+	}
+	if code, page := e.get(sum.DetailsURL[u:]); !strings.Contains(page, "<code>"+ref+"</code> @ <code>"+digest+"</code>") {
+		t.Errorf("the run page (%d) does not name the image and its digest:\n%s", code, page)
+	}
 	run := filepath.Join(e.cfg.DataDir, "runs", runID(sum))
 	want := "IMAGE-MARKER\nenv=from-the-image path=/usr/bin:/bin\n"
 	for node, tags := range map[string][]string{"tool": {"tool"}, "check": {"verify"},
@@ -92,6 +99,70 @@ func TestServeE2EImageEveryNodeKind(t *testing.T) {
 			if b, err := os.ReadFile(filepath.Join(run, "nodes", node, "seen-"+tag)); string(b) != want {
 				t.Errorf("%s's %s saw %q (%v), want %q", node, tag, b, err, want)
 			}
+		}
+	}
+}
+
+// markerImage pushes, as ref, an image of the host's bash, sh, cat and
+// sleep holding marker at /opt/kilroy-test/marker; it returns the digest.
+func markerImage(t *testing.T, ref, marker string) string {
+	t.Helper()
+	tree := t.TempDir()
+	imagetest.Rootfs(t, tree, "bash", "sh", "cat", "sleep")
+	imagetest.WriteFile(t, tree, "opt/kilroy-test/marker", marker+"\n", 0o644)
+	return imagetest.Push(t, ref, imagetest.Image(t, tree, testImageEnv))
+}
+
+// markerDOT records the image's marker in seen.txt, waits for gate (a
+// file the test creates) and records it again.
+func markerDOT(gate string) string {
+	return "digraph ci {\n  start [shape=Mdiamond]\n  done [shape=Msquare]\n" +
+		"  first [shape=parallelogram, tool_command=\"cat /opt/kilroy-test/marker >> seen.txt\"]\n" +
+		"  wait [shape=parallelogram, tool_command=" +
+		dotQuote("while [ ! -e "+gate+" ]; do sleep 0.05; done; cat /opt/kilroy-test/marker >> seen.txt") + "]\n" +
+		"  start -> first -> wait -> done\n}\n"
+}
+
+// Two repositories served at once, each naming its own image: both runs
+// are in their wait node at the same time, and each sees only its own
+// image's marker, before and after; each summary names its own digest.
+func TestServeE2ETwoImagesAtOnce(t *testing.T) {
+	needSandbox(t)
+	reg := imagetest.Registry(t)
+	refA, refB := reg+"/team/go-a:1.22", reg+"/team/go-b:1.25"
+	digestA, digestB := markerImage(t, refA, "GO-1.22-IMAGE"), markerImage(t, refB, "GO-1.25-IMAGE")
+	gate := newGate(t)
+	e := newE2E(t, e2eOptions{policy: "images:\n  allow: [\"" + reg + "/team/**\"]\n",
+		files: map[string]string{".kilroy/ci.dot": markerDOT(gate), ".kilroy/config.yml": "version: 1\nimage: " + refA + "\n"}})
+	a := e2eTenant{owner: e2eOwner, name: e2eName, id: e2eRepoID, repo: e.repo}
+	b := e.addTenant("acme", "gadgets", 9001, map[string]string{".kilroy/ci.dot": markerDOT(gate),
+		".kilroy/config.yml": "version: 1\nimage: " + refB + "\n"})
+	e.openTenantPR(a, 1)
+	e.openTenantPR(b, 1)
+	e.waitFor("both runs in their wait node at once", func() bool {
+		for _, ten := range []e2eTenant{a, b} {
+			s := e.summaries(ten)
+			if len(s) != 1 {
+				return false
+			}
+			if _, err := os.Stat(filepath.Join(e.cfg.DataDir, "runs", runID(s[0]), "nodes", "wait")); err != nil {
+				return false
+			}
+		}
+		return true
+	})
+	touch(t, gate)
+	for _, tc := range []struct {
+		ten            e2eTenant
+		ref, digest, m string
+	}{{a, refA, digestA, "GO-1.22-IMAGE"}, {b, refB, digestB, "GO-1.25-IMAGE"}} {
+		files := e.runFiles(tc.ten, 1)
+		sum := e.summaries(tc.ten)[0]
+		if got := tc.ten.repo.Git(t, "show", "kilroy/run/ci/"+runID(sum)+":seen.txt"); got != tc.m+"\n"+tc.m {
+			t.Errorf("%s's nodes saw:\n%s\nwant %s twice (files %v)", tc.ten.full(), got, tc.m, files)
+		}
+		if note := "image `" + tc.ref + "` @ `" + tc.digest + "`"; !strings.Contains(sum.Summary, note) {
+			t.Errorf("%s's summary does not say %s:\n%s", tc.ten.full(), note, sum.Summary)
 		}
 	}
 }

@@ -225,7 +225,10 @@ func (u *unpacker) apply(ctx context.Context, l v1.Layer, diffID v1.Hash) error 
 	}
 	defer rc.Close()
 	h := sha256.New()
-	if err := u.layer(ctx, io.TeeReader(rc, h)); err != nil {
+	ra := newReadahead(io.TeeReader(rc, h))
+	err = u.layer(ctx, ra)
+	ra.Close()
+	if err != nil {
 		return digestError(err)
 	}
 	if got := fmt.Sprintf("sha256:%x", h.Sum(nil)); got != diffID.String() {

@@ -11,11 +11,13 @@ import (
 	"io"
 	"io/fs"
 	"log"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -201,7 +203,15 @@ func Image(t testing.TB, dir string, env []string) v1.Image {
 func tarTree(t testing.TB, dir string) []byte {
 	t.Helper()
 	var buf bytes.Buffer
-	tw := tar.NewWriter(&buf)
+	if err := writeTar(&buf, dir); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// writeTar writes the tree at dir as a tar stream, owned by root.
+func writeTar(w io.Writer, dir string) error {
+	tw := tar.NewWriter(w)
 	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == dir {
 			return err
@@ -229,31 +239,58 @@ func tarTree(t testing.TB, dir string) []byte {
 			return err
 		}
 		if fi.Mode().IsRegular() {
-			b, err := os.ReadFile(p)
+			f, err := os.Open(p)
 			if err != nil {
 				return err
 			}
-			_, err = tw.Write(b)
+			defer f.Close()
+			_, err = io.Copy(tw, f)
 			return err
 		}
 		return nil
 	})
-	if err == nil {
-		err = tw.Close()
-	}
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
-	return buf.Bytes()
+	return tw.Close()
 }
 
 // Registry is an OCI registry on loopback for the test's life; it returns
 // its host:port.
 func Registry(t testing.TB) string {
 	t.Helper()
-	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	host, _ := LoggedRegistry(t)
+	return host
+}
+
+// LoggedRegistry is Registry with the log of the requests it answers.
+func LoggedRegistry(t testing.TB) (string, *RequestLog) {
+	t.Helper()
+	l := &RequestLog{}
+	inner := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l.mu.Lock()
+		l.reqs = append(l.reqs, r.Method+" "+r.URL.Path)
+		l.mu.Unlock()
+		inner.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
-	return strings.TrimPrefix(srv.URL, "http://")
+	return strings.TrimPrefix(srv.URL, "http://"), l
+}
+
+// RequestLog holds "METHOD /path" of every request a registry answered.
+type RequestLog struct {
+	mu   sync.Mutex
+	reqs []string
+}
+
+// Take returns the requests so far and forgets them.
+func (l *RequestLog) Take() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	r := l.reqs
+	l.reqs = nil
+	return r
 }
 
 // Push pushes img as ref (host:port/repo:tag) and returns its digest.

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kilroy-bot/kilroy-bot/runner/image/imagetest"
+)
+
+// resolveOnly matches the requests that resolve a tag: the registry's
+// version check and the tag's manifest (HEAD, or GET when HEAD is not
+// enough).
+var resolveOnly = regexp.MustCompile(`^(GET /v2/|(HEAD|GET) /v2/[a-z0-9/._-]+/manifests/[A-Za-z0-9_.-]+)$`)
+
+// pullRequests are the requests of reqs that do more than resolve a tag
+// (blobs, manifests by digest).
+func pullRequests(reqs []string) []string {
+	return slices.DeleteFunc(slices.Clone(reqs), func(r string) bool {
+		return resolveOnly.MatchString(r) && !strings.Contains(r, "/manifests/sha256:")
+	})
+}
+
+// cachedImageRun is a one-node pipeline, in a repository, and an image
+// of the host's bash and cat served by a logged registry on loopback.
+func cachedImageRun(tb testing.TB) (repo, ref string, reqs *imagetest.RequestLog) {
+	tb.Helper()
+	tree := tb.TempDir()
+	imagetest.Rootfs(tb, tree, "bash", "cat")
+	host, reqs := imagetest.LoggedRegistry(tb)
+	ref = host + "/test/tools:1"
+	imagetest.Push(tb, ref, imagetest.Image(tb, tree, testImageEnv))
+	reqs.Take()
+	repo = newRepo(tb, map[string]string{".kilroy/ci.dot": dotFor(`  n [shape=parallelogram, tool_command="true"]
+  start -> n -> exit`)})
+	return repo, ref, reqs
+}
+
+// runImage runs the repository's pipeline in image (or "host") with the
+// data dir data, failing unless it passes.
+func runImage(tb testing.TB, repo, data, image string) {
+	tb.Helper()
+	code, stdout, stderr := runCmd("run", "--repo", repo, "--run-dir", filepath.Join(tb.TempDir(), "run"), "--data-dir", data,
+		"--image", image)
+	if code != 0 {
+		tb.Fatalf("run --image %s exited %d\nstdout:\n%s\nstderr:\n%s", image, code, stdout, stderr)
+	}
+}
+
+// A second run of an image already unpacked asks the registry only to
+// resolve the tag (the run pins whatever it names now): no blob, no
+// manifest by digest. The first run's blob fetches show the log works.
+func TestRunCachedImageOnlyResolvesTag(t *testing.T) {
+	needSandbox(t)
+	repo, ref, reqs := cachedImageRun(t)
+	data := t.TempDir()
+	runImage(t, repo, data, ref)
+	if first := pullRequests(reqs.Take()); !slices.ContainsFunc(first, func(r string) bool { return strings.Contains(r, "/blobs/") }) {
+		t.Fatalf("the first run fetched no blob: %q", first)
+	}
+	runImage(t, repo, data, ref)
+	second := reqs.Take()
+	t.Logf("the second run's requests: %q", second)
+	if extra := pullRequests(second); len(extra) > 0 {
+		t.Errorf("the second run asked the registry for more than the tag: %q (all: %q)", extra, second)
+	}
+	if !slices.ContainsFunc(second, func(r string) bool { return strings.HasSuffix(r, "/test/tools/manifests/1") }) {
+		t.Errorf("the second run did not resolve the tag: %q", second)
+	}
+}
+
+// BenchmarkRunCachedImage compares whole `kilroy-bot run`s of a one-node
+// pipeline (`true`) in the host jail and in an image already unpacked
+// (resolving its tag, checking the cache, the image jail), alternating
+// within one run and taking turns at going first, one pair per
+// iteration. It reports each median, their ratio, and the ratio
+// image/host per pair: median, min and max (target: within 1.01), and the
+// requests beyond resolving the tag that the image runs made (want 0).
+//
+//	go test -run '^$' -bench RunCachedImage -benchtime 20x ./cmd/kilroy-bot/
+func BenchmarkRunCachedImage(b *testing.B) {
+	if why := sandboxMissing(); why != "" {
+		b.Skipf("needs the node sandbox: %s", why)
+	}
+	repo, ref, reqs := cachedImageRun(b)
+	data := b.TempDir()
+	runImage(b, repo, data, ref) // the pull
+	runImage(b, repo, data, "host")
+	reqs.Take()
+	timed := func(image string) time.Duration {
+		t0 := time.Now()
+		runImage(b, repo, data, image)
+		return time.Since(t0)
+	}
+	var host, img []time.Duration
+	var ratio []float64
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		var h, m time.Duration
+		if i%2 == 0 {
+			h, m = timed("host"), timed(ref)
+		} else {
+			m, h = timed(ref), timed("host")
+		}
+		host, img, ratio = append(host, h), append(img, m), append(ratio, float64(m)/float64(h))
+	}
+	b.StopTimer()
+	extra := pullRequests(reqs.Take())
+	if len(extra) > 0 {
+		b.Errorf("runs of the cached image asked for more than the tag: %q", extra)
+	}
+	hostMedian, imgMedian := slices.Sorted(slices.Values(host))[len(host)/2], slices.Sorted(slices.Values(img))[len(img)/2]
+	b.ReportMetric(float64(hostMedian)/1e6, "host-ms")
+	b.ReportMetric(float64(imgMedian)/1e6, "image-ms")
+	b.ReportMetric(float64(imgMedian)/float64(hostMedian), "medians-ratio")
+	b.ReportMetric(slices.Sorted(slices.Values(ratio))[len(ratio)/2], "ratio")
+	b.ReportMetric(slices.Min(ratio), "ratio-min")
+	b.ReportMetric(slices.Max(ratio), "ratio-max")
+	b.ReportMetric(float64(len(extra)), "pull-requests")
+}
