@@ -149,6 +149,8 @@ type Publisher struct {
 	stopped bool
 	closed  bool
 	worker  *worker // nil until started
+	// live are the nodes running now, for progress (publish_progress.go).
+	live liveNodes
 }
 
 var _ attractor.Listener = (*Publisher)(nil)
@@ -296,6 +298,7 @@ func (p *Publisher) PushFailed(_ context.Context, reason string) error {
 func (p *Publisher) Close(ctx context.Context) error {
 	p.mu.Lock()
 	p.closed = true
+	p.liveStopLocked()
 	unfinished := p.gate == nil && !p.rec.View().Finished()
 	w := p.worker
 	p.mu.Unlock()
@@ -318,6 +321,7 @@ func (p *Publisher) Close(ctx context.Context) error {
 func (p *Publisher) Release(ctx context.Context) error {
 	p.mu.Lock()
 	p.closed = true
+	p.liveStopLocked()
 	w := p.worker
 	p.mu.Unlock()
 	if w != nil {
@@ -332,6 +336,7 @@ func (p *Publisher) stop() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stopped = true
+	p.liveStopLocked()
 }
 
 // rerender recomputes every check's body from the view.

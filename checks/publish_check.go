@@ -166,7 +166,7 @@ func (p *Publisher) renderLocked(v *RunView, nodes []string, all bool) {
 func (p *Publisher) summaryBody(v *RunView) body {
 	status, conclusion := RunConclusion(v)
 	title, summary, text := Summary(v, p.opts.Render)
-	return body{status: status, conclusion: conclusion, title: title, summary: summary, text: text}
+	return p.withLive(v, body{status: status, conclusion: conclusion, title: title, summary: summary, text: text})
 }
 
 // actions are the buttons of a check: Cancel only while it runs.
