@@ -78,6 +78,9 @@ type job struct {
 	b        body
 	anns     []Annotation // those not yet sent
 	annsSent int
+	// progress: an update that only shows progress, which the next one
+	// supersedes; it is sent once (ghapp.Once), never late.
+	progress bool
 }
 
 // setWant makes b (with anns when it completes) the check's body, and

@@ -75,6 +75,7 @@ func (p *Publisher) plan(c *check, now time.Time, force bool) (j job, due bool, 
 	if force || c.urgent() {
 		return j, true, time.Time{}
 	}
+	j.progress = true
 	at = c.lastPut.Add(p.opts.Throttle)
 	return j, !now.Before(at), at
 }
@@ -101,8 +102,11 @@ func (p *Publisher) push(ctx context.Context, c *check, j job) error {
 		id = created
 		p.recordCreate(c, id, j, len(first))
 	} else {
-		sent := p.opts.Now()
-		if err := p.api.UpdateCheckRun(ctx, p.repo, id, p.updateBody(j.b, first)); err != nil {
+		sent, uctx := p.opts.Now(), ctx
+		if j.progress {
+			uctx = ghapp.Once(ctx)
+		}
+		if err := p.api.UpdateCheckRun(uctx, p.repo, id, p.updateBody(j.b, first)); err != nil {
 			if errors.Is(err, ghapp.ErrNotFound) {
 				p.forget(c, id)
 			}

@@ -1,0 +1,54 @@
+// The run page, live: see live.go. Without this script the page is whole
+// and reloads itself (a <noscript> refresh); with it, nothing reloads the
+// page: logs are replaced where they stand and changed parts are swapped,
+// so a reader keeps their place.
+(function () {
+  "use strict";
+  var url = document.body.getAttribute("data-live");
+  if (!url || !window.EventSource || !window.fetch || !window.DOMParser) {
+    return;
+  }
+  var parts = ["run-head", "nodes", "logs", "progress"];
+  var busy = false, again = false;
+
+  function swap(oldEl, newEl) {
+    var open = {};
+    oldEl.querySelectorAll("details[id]").forEach(function (d) { open[d.id] = d.open; });
+    newEl.querySelectorAll("details[id]").forEach(function (d) {
+      if (d.id in open) { d.open = open[d.id]; }
+    });
+    oldEl.replaceWith(newEl);
+  }
+
+  function refresh() {
+    if (busy) { again = true; return; }
+    busy = true;
+    fetch(location.href, { cache: "no-store", credentials: "same-origin" })
+      .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
+      .then(function (html) {
+        var doc = new DOMParser().parseFromString(html, "text/html");
+        var x = window.scrollX, y = window.scrollY;
+        parts.forEach(function (id) {
+          var a = document.getElementById(id), b = doc.getElementById(id);
+          if (a && b && a.innerHTML !== b.innerHTML) { swap(a, document.importNode(b, true)); }
+        });
+        window.scrollTo(x, y);
+      })
+      .catch(function () {})
+      .then(function () {
+        busy = false;
+        if (again) { again = false; refresh(); }
+      });
+  }
+
+  var es = new EventSource(url);
+  es.addEventListener("log", function (ev) {
+    var d = JSON.parse(ev.data), pre = document.getElementById(d.id);
+    if (!pre) { refresh(); return; }
+    if (pre.textContent !== d.text) { pre.textContent = d.text; }
+  });
+  es.addEventListener("state", refresh);
+  es.addEventListener("end", function () { es.close(); refresh(); });
+  var note = document.getElementById("live-note");
+  if (note) { note.textContent = " · live: this page follows the run"; }
+})();
