@@ -58,7 +58,7 @@ type liveLog struct {
 
 // snapshot is what a stream compares between looks.
 type snapshot struct {
-	state string            // run status and every node's row
+	state string             // run status and every node's row
 	logs  map[string]liveLog // by element id
 }
 

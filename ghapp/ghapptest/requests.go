@@ -12,7 +12,7 @@ type Request struct {
 	Path   string // full URL path, "/api/v3/…" for REST
 	Query  string
 	Status int
-	Body   string // REST request body; empty for git, whose bodies are packs
+	Body   string    // REST request body; empty for git, whose bodies are packs
 	At     time.Time // when the fake received it
 }
 
