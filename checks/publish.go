@@ -25,13 +25,18 @@ var _ API = (*ghapp.Client)(nil)
 // Requested actions on the checks, by identifier (GitHub allows 20
 // characters); the check_run requested_action webhook carries them back.
 const (
-	ActionRerun  = "rerun"
-	ActionCancel = "cancel"
+	ActionRerun       = "rerun"
+	ActionRerunFailed = "rerun_failed"
+	ActionCancel      = "cancel"
 )
 
 var (
 	rerunAction  = ghapp.CheckRunAction{Label: "Re-run", Description: "Run this pipeline again", Identifier: ActionRerun}
 	cancelAction = ghapp.CheckRunAction{Label: "Cancel", Description: "Stop this run", Identifier: ActionCancel}
+	// rerunFailedAction is on a summary check whose run failed at a node
+	// after a checkpoint: a new run resumes from the checkpoint before it.
+	rerunFailedAction = ghapp.CheckRunAction{Label: "Re-run from failure", Description: "Run again from the failed node",
+		Identifier: ActionRerunFailed}
 )
 
 // Defaults of PublishOptions.
