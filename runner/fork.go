@@ -23,9 +23,9 @@ import (
 // counts, failure signatures, goal-gate results, restarts, the pipeline,
 // policy, limits and image the failed run pinned. Not kept: what the failed
 // node and the nodes after it did, files the checkpoint policy left out of
-// the commit (build artifacts, caches outside the repository's cache
-// directory stay as they are), the earlier nodes' stage directories and
-// logs (they stay with the failed run).
+// the commit (build artifacts), the run's own HOME, /tmp and managed
+// roots, the earlier nodes' stage directories and logs (they stay with
+// the failed run).
 
 // ErrNoFailure is a run that cannot be resumed from its failure: it did
 // not fail at a node, or failed at its first checkpoint, before which
@@ -40,6 +40,11 @@ type Fork struct {
 	// Failed is the node that failed; Resumed the checkpoint commit the
 	// new run starts at, which the failed run made before it.
 	Failed, Resumed string
+	// History is what the failed run did up to that checkpoint, from its
+	// journal: each node's visits, outcome and checkpoint commit, and the
+	// transitions between them (no attempts or times: the journal has
+	// none), for the new run's checks to show those nodes as done.
+	History *History
 }
 
 // ForkFailed lays out to (empty or missing) as the run directory of run
@@ -76,7 +81,8 @@ func ForkFailed(from string, to RunDir, runID, repoDir string) (*Fork, error) {
 	if err := to.write(cp, graph, kept); err != nil {
 		return nil, fmt.Errorf("lay out the resumed run: %w", err)
 	}
-	return &Fork{Checkpoint: cp, From: fromID, FromBranch: fromBranch, Failed: failed, Resumed: cp.CommitSHA}, nil
+	return &Fork{Checkpoint: cp, From: fromID, FromBranch: fromBranch, Failed: failed, Resumed: cp.CommitSHA,
+		History: journalHistory(kept)}, nil
 }
 
 // FailedRunBranch is the run branch of the finished run in dir, which a
@@ -103,4 +109,34 @@ func beforeFailure(recs []CheckpointRecord) (int, string) {
 		}
 	}
 	return k, failed
+}
+
+// journalHistory is the history recs record: one visit per checkpoint.
+func journalHistory(recs []CheckpointRecord) *History {
+	h := &History{}
+	index := map[string]int{}
+	st := &attractor.State{}
+	prev := ""
+	for _, r := range recs {
+		st.Apply(r.Delta)
+		id := st.CurrentNode
+		if id == "" {
+			continue
+		}
+		i, ok := index[id]
+		if !ok {
+			i = len(h.Nodes)
+			index[id] = i
+			h.Nodes = append(h.Nodes, NodeHistory{ID: id})
+		}
+		n := &h.Nodes[i]
+		n.Visits++
+		n.CheckpointSHA = r.SHA
+		n.Outcome = st.Outcomes[id]
+		if prev != "" {
+			h.Edges = append(h.Edges, EdgeHistory{From: prev, To: id})
+		}
+		prev = id
+	}
+	return h
 }

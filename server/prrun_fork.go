@@ -56,7 +56,7 @@ func (r *prRun) fork(ctx context.Context, src gitops.TokenSource) (*runner.Prepa
 		_ = r.clearRunDir()
 		return fail(err)
 	}
-	r.git = git
+	r.git, r.history = git, fk.History
 	r.job.Notes = append(r.job.Notes, fmt.Sprintf("Re-run from the failure of run `%s`: resumed at its checkpoint `%s`, before `%s` failed, "+
 		"with that run's pipeline, artifact policy, limits and image; the nodes before it did not run again.", fk.From, short(fk.Resumed), fk.Failed))
 	log.Info("run: resuming from the failure", "checkpoint", fk.Resumed, "failed", fk.Failed)

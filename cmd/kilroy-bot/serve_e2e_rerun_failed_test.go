@@ -139,6 +139,9 @@ func TestServeE2ERerunFromFailure(t *testing.T) {
 	if !strings.Contains(third.Summary, "Re-run from the failure of run") || !strings.Contains(third.Summary, run2) {
 		t.Errorf("the resumed run's summary does not say what it resumed:\n%s", third.Summary)
 	}
+	if !strings.Contains(third.Summary, "`"+slowCommit[:7]+"`") {
+		t.Errorf("the resumed run's node table does not link slow's reused checkpoint %.7s:\n%s", slowCommit, third.Summary)
+	}
 	for _, c := range e.named(sha, "kilroy/ci/check") {
 		if c.Status != "completed" {
 			t.Errorf("kilroy/ci/check %s left %s", c.ExternalID, c.Status)
