@@ -45,6 +45,8 @@ type Fork struct {
 	// transitions between them (no attempts or times: the journal has
 	// none), for the new run's checks to show those nodes as done.
 	History *History
+	// Records are the journal the new run starts with, for a StateStore.
+	Records []CheckpointRecord
 }
 
 // ForkFailed lays out to (empty or missing) as the run directory of run
@@ -82,7 +84,7 @@ func ForkFailed(from string, to RunDir, runID, repoDir string) (*Fork, error) {
 		return nil, fmt.Errorf("lay out the resumed run: %w", err)
 	}
 	return &Fork{Checkpoint: cp, From: fromID, FromBranch: fromBranch, Failed: failed, Resumed: cp.CommitSHA,
-		History: journalHistory(kept)}, nil
+		History: journalHistory(kept), Records: kept}, nil
 }
 
 // FailedRunBranch is the run branch of the finished run in dir, which a

@@ -57,6 +57,13 @@ func (r *prRun) fork(ctx context.Context, src gitops.TokenSource) (*runner.Prepa
 		return fail(err)
 	}
 	r.git, r.history = git, fk.History
+	if st := r.store(); st != nil {
+		// Another replica that resumes this run rebuilds it from the
+		// database: the journal it starts with goes there too.
+		for _, rec := range fk.Records {
+			st.Checkpointed(ctx, r.job.RunID, rec)
+		}
+	}
 	r.job.Notes = append(r.job.Notes, fmt.Sprintf("Re-run from the failure of run `%s`: resumed at its checkpoint `%s`, before `%s` failed, "+
 		"with that run's pipeline, artifact policy, limits and image; the nodes before it did not run again.", fk.From, short(fk.Resumed), fk.Failed))
 	log.Info("run: resuming from the failure", "checkpoint", fk.Resumed, "failed", fk.Failed)
