@@ -32,4 +32,21 @@ func TestOnceDoesNotWait(t *testing.T) {
 		t.Errorf("PATCH statuses (-got +want):\n%s", diff)
 	}
 
+
+	// While the installation sits out a limit, a Once request is not sent
+	// and says how long is left; an ordinary one waits and goes.
+	f.app.state(f.inst).pause.extend(f.clock.Now().Add(30 * time.Second))
+	err = c.UpdateCheckRun(Once(t.Context()), f.r, id, CheckRunUpdate{Status: "in_progress"})
+	if !errors.As(err, &rl) || rl.Wait != 30*time.Second {
+		t.Fatalf("UpdateCheckRun Once in a pause: %v, want a rate limit of 30s", err)
+	}
+	if n := len(f.requests("PATCH", "")); n != 1 {
+		t.Errorf("%d PATCHes sent, want none in the pause", n-1)
+	}
+	if err := c.UpdateCheckRun(t.Context(), f.r, id, CheckRunUpdate{Status: "in_progress"}); err != nil {
+		t.Fatalf("UpdateCheckRun in a pause: %v", err)
+	}
+	if diff := cmp.Diff(f.clock.Sleeps(), []time.Duration{30 * time.Second}); diff != "" {
+		t.Errorf("waits (-got +want):\n%s", diff)
+	}
 }
