@@ -8,7 +8,7 @@
   if (!url || !window.EventSource || !window.fetch || !window.DOMParser) {
     return;
   }
-  var parts = ["run-head", "nodes", "logs", "progress"];
+  var parts = ["run-head", "live"];
   var busy = false, again = false;
 
   function swap(oldEl, newEl) {

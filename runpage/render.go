@@ -106,7 +106,7 @@ summary { cursor: pointer; }
 {{markdown .}}
 </section></details>{{end}}
 
-<div id="nodes">
+<div id="live">
 <h2>Nodes</h2>
 {{if .Nodes}}<table>
 <thead><tr><th>Node</th><th>Status</th><th class="num">Attempts</th><th class="num">Duration</th><th>Checkpoint</th><th>Reason</th></tr></thead>
@@ -121,9 +121,7 @@ summary { cursor: pointer; }
 </tr>
 {{end}}</tbody>
 </table>{{else}}<p class="muted">No node has started yet.</p>{{end}}
-</div>
 
-<div id="logs">
 {{if .Nodes}}<h2>Logs</h2>
 {{range .Nodes}}<h3 id="node-{{.Dir}}"><code>{{.ID}}</code> <span class="status-{{.Status}}">{{.Status}}</span></h3>
 {{$open := or (eq .Status "fail") (eq .Status "running")}}{{$dir := .Dir}}{{range .Written}}<details id="d-{{logid $dir .Name}}"{{if $open}} open{{end}}><summary><code>{{.Name}}</code> <span class="muted">{{bytes (len .Text | int64)}}</span></summary>
@@ -133,9 +131,7 @@ summary { cursor: pointer; }
 {{end}}{{with .Empty}}<p class="muted">Empty: {{range $i, $n := .}}{{if $i}}, {{end}}<code>{{$n}}</code>{{end}}</p>
 {{end}}{{if not .Logs}}<p class="muted">No logs.</p>
 {{end}}{{end}}{{end}}
-</div>
 
-<div id="progress">
 <h2>Progress</h2>
 {{if .Events}}<details><summary>{{len .Events}} engine events{{if .EventsOmitted}} ({{.EventsOmitted}} earlier not shown){{end}}</summary>
 <table>
