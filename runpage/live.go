@@ -108,7 +108,7 @@ func (p *Pages) Stream(ctx context.Context, w http.ResponseWriter, id string, ev
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(http.StatusOK)
 	sw := &sse{w: w, rc: http.NewResponseController(w), every: every}
-	if err := sw.send("", fmt.Sprintf("retry: %d\n\n", streamRetry.Milliseconds())); err != nil {
+	if err := sw.send(fmt.Sprintf("retry: %d\n\n", streamRetry.Milliseconds())); err != nil {
 		return nil // the reader went away
 	}
 	var last snapshot
@@ -128,7 +128,7 @@ func (p *Pages) Stream(ctx context.Context, w http.ResponseWriter, id string, ev
 		if sent {
 			idle = time.Now()
 		} else if time.Since(idle) > keepalive {
-			if sw.send("", ": keepalive\n\n") != nil {
+			if sw.send(": keepalive\n\n") != nil {
 				return nil
 			}
 			idle = time.Now()
@@ -185,10 +185,10 @@ func (s *sse) changes(prev, cur snapshot) (bool, error) {
 
 // event writes one event; data has no newline (JSON or a word).
 func (s *sse) event(name, data string) error {
-	return s.send(name, "event: "+name+"\ndata: "+data+"\n\n")
+	return s.send("event: " + name + "\ndata: " + data + "\n\n")
 }
 
-func (s *sse) send(_, frame string) error {
+func (s *sse) send(frame string) error {
 	// The server's write timeout is for pages; a stream extends it per write.
 	_ = s.rc.SetWriteDeadline(time.Now().Add(s.every + keepalive + 30*time.Second))
 	if _, err := s.w.Write([]byte(frame)); err != nil {
