@@ -32,7 +32,6 @@ func TestOnceDoesNotWait(t *testing.T) {
 		t.Errorf("PATCH statuses (-got +want):\n%s", diff)
 	}
 
-
 	// While the installation sits out a limit, a Once request is not sent
 	// and says how long is left; an ordinary one waits and goes.
 	f.app.state(f.inst).pause.extend(f.clock.Now().Add(30 * time.Second))
