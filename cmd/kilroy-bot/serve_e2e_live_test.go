@@ -14,6 +14,7 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/checks"
 	"github.com/kilroy-bot/kilroy-bot/ghapp/ghapptest"
+	"github.com/kilroy-bot/kilroy-bot/runner/agent/agenttest"
 )
 
 // tickingDOT is a pipeline whose build node runs for n×step seconds,
@@ -268,4 +269,42 @@ func TestServeE2ELiveProgressRateLimited(t *testing.T) {
 		t.Errorf("no progress after the rate limit: %v", after)
 	}
 	assertSpaced(t, "kilroy/ci", ps, every)
+}
+
+// TestServeE2ELiveAgentTranscript: while an API agent node waits on a tool
+// call, the summary check (interval shortened by the internal hook) shows
+// what the agent said and the tool it called so far, from its transcript.
+func TestServeE2ELiveAgentTranscript(t *testing.T) {
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-api03-E2ETESTKEY0123456789abcdefXYZ")
+	gate := newGate(t)
+	srv := agenttest.New(t,
+		agenttest.Turn{Text: "Waiting for the gate to open", Calls: []agenttest.Call{{Name: "shell",
+			Args: map[string]any{"command": "while [ ! -e " + gate + " ]; do sleep 0.1; done"}}}},
+		agenttest.Text("Done. OUTCOME:SUCCESS"))
+	policy := "agents:\n  default: anthropic\n  backends:\n" +
+		"    anthropic: {kind: api, api: anthropic, base_url: " + dotQuote(srv.URL) + ", model: fake-model}\n"
+	dot := "digraph ci {\n  start [shape=Mdiamond]\n  exit [shape=Msquare]\n" +
+		"  agent [shape=box, prompt=\"Do the work\"]\n  start -> agent -> exit\n}\n"
+	e := newE2E(t, e2eOptions{policy: policy, deferStart: true, files: map[string]string{"main.go": mainGo, ".kilroy/ci.dot": dot}})
+	e.cfg.ProgressEvery = time.Second
+	e.start()
+	sha := e.repo.Commit(t, "feature-41", map[string]string{"notes.txt": "x\n"}, "a change")
+	e.deliver("pull_request", e.openPR("opened", pr{number: 41, sha: sha, files: []string{"notes.txt"}}))
+	e.waitFor("the summary to show the agent's transcript so far", func() bool {
+		runs := e.named(sha, "kilroy/ci")
+		if len(runs) == 0 {
+			return false
+		}
+		for _, p := range progressPatches(checkPatches(t, runs[0])) {
+			if strings.Contains(p.summary, "Waiting for the gate to open") && strings.Contains(p.summary, "shell") {
+				return true
+			}
+		}
+		return false
+	})
+	touch(t, gate)
+	e.waitSettled(sha, "kilroy/ci")
+	if sum := e.named(sha, "kilroy/ci")[0]; sum.Conclusion != "success" {
+		t.Errorf("kilroy/ci %s, want success:\n%s", sum.Conclusion, sum.Summary)
+	}
 }
