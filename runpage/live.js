@@ -20,6 +20,23 @@
     oldEl.replaceWith(newEl);
   }
 
+  // anchor is the first element with an id that the reader can see, and
+  // where it is; restore puts it back there after a swap, so that rows or
+  // logs added above do not move what the reader is looking at.
+  function anchor() {
+    var els = document.querySelectorAll("[id]");
+    for (var i = 0; i < els.length; i++) {
+      var r = els[i].getBoundingClientRect();
+      if (r.bottom > 0 && r.height > 0) { return { id: els[i].id, top: r.top }; }
+    }
+    return null;
+  }
+
+  function restore(keep) {
+    var el = keep && document.getElementById(keep.id);
+    if (el) { window.scrollBy(0, el.getBoundingClientRect().top - keep.top); }
+  }
+
   function refresh() {
     if (busy) { again = true; return; }
     busy = true;
@@ -27,12 +44,12 @@
       .then(function (r) { return r.ok ? r.text() : Promise.reject(r.status); })
       .then(function (html) {
         var doc = new DOMParser().parseFromString(html, "text/html");
-        var x = window.scrollX, y = window.scrollY;
+        var keep = anchor();
         parts.forEach(function (id) {
           var a = document.getElementById(id), b = doc.getElementById(id);
           if (a && b && a.innerHTML !== b.innerHTML) { swap(a, document.importNode(b, true)); }
         });
-        window.scrollTo(x, y);
+        restore(keep);
       })
       .catch(function () {})
       .then(function () {
