@@ -17,12 +17,12 @@ import (
 )
 
 // TestBrowserFollowsLiveLog has headless Chromium load the page of a
-// running run with script enabled, while the running node's log grows
-// after the page has loaded: the page's DOM, dumped once the script had
-// time to run, shows the line written after the load, and the page was
-// fetched once more at most (the script swaps parts; it never reloads the
-// whole page, which would not keep the reader's place). It skips when
-// chromium is not installed.
+// running run with script enabled, while, after the page was served, the
+// running node's log grows and the node finishes: the page's DOM, dumped
+// once the script had time to run, shows the line written after the load
+// and the node's new state, and the page was fetched once more at most
+// (the script swaps parts; it never reloads the whole page, which would
+// not keep the reader's place). It skips when chromium is not installed.
 func TestBrowserFollowsLiveLog(t *testing.T) {
 	chromium, err := exec.LookPath("chromium")
 	if err != nil {
@@ -53,6 +53,8 @@ func TestBrowserFollowsLiveLog(t *testing.T) {
 			// The page is out: the node prints more, which only the
 			// script can bring to the page.
 			appendLine(t, filepath.Join(runsDir, runID, "nodes/lint/stdout.log"), "written after the page loaded\n")
+			appendLine(t, filepath.Join(runsDir, runID, "progress.ndjson"),
+				`{"time":"2025-01-02T03:04:20Z","type":"node_finished","run_id":"`+runID+`","node":"lint","attempt":1,"status":"success","duration_ms":1000}`+"\n")
 		}
 	})
 	mux.HandleFunc("GET /runs/{id}/live", func(w http.ResponseWriter, r *http.Request) {
@@ -60,7 +62,7 @@ func TestBrowserFollowsLiveLog(t *testing.T) {
 		// while a request is open; the script's EventSource reconnects.
 		sctx, cancel := context.WithTimeout(r.Context(), 300*time.Millisecond)
 		defer cancel()
-		_ = p.Stream(sctx, w, r.PathValue("id"), 50*time.Millisecond)
+		_ = p.Stream(sctx, w, r.PathValue("id"), runpage.StreamSince(r), 50*time.Millisecond)
 	})
 	mux.HandleFunc("GET "+runpage.LiveScriptPath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/javascript")
@@ -87,6 +89,9 @@ func TestBrowserFollowsLiveLog(t *testing.T) {
 		if strings.Contains(line, "Uncaught") || strings.Contains(line, "Content Security Policy") {
 			t.Errorf("the page logged: %s", line)
 		}
+	}
+	if !strings.Contains(dom, `<h3 id="node-lint"><code>lint</code> <span class="status-success">success</span></h3>`) {
+		t.Errorf("the page does not show that lint finished after it loaded")
 	}
 	mu.Lock()
 	defer mu.Unlock()

@@ -2,7 +2,9 @@ package runpage
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -73,8 +75,22 @@ func snapshotOf(run *Run) snapshot {
 			s.logs[id] = liveLog{ID: id, Text: l.Text, Omitted: l.Omitted}
 		}
 	}
-	s.state = st.String()
+	sum := sha256.Sum256([]byte(st.String()))
+	s.state = hex.EncodeToString(sum[:12])
 	return s
+}
+
+// StateKey names what the run's page shows of the run's and its nodes'
+// state; the page's event stream compares it (Stream's since).
+func (r *Run) StateKey() string { return snapshotOf(r).state }
+
+// StreamSince is the state a stream request's page shows: the
+// Last-Event-ID of a reconnecting browser, else the URL's s parameter.
+func StreamSince(r *http.Request) string {
+	if id := r.Header.Get("Last-Event-ID"); id != "" {
+		return id
+	}
+	return r.URL.Query().Get("s")
 }
 
 // LogID is the element id of a node's log on the page.
@@ -92,9 +108,12 @@ func LogID(dir, name string) string {
 // Stream serves run id's event stream until the run ends, ctx ends or
 // streamFor has passed: "log" events with a log's new text, "state" when
 // the run or a node changed (the page should be fetched again), "end"
-// when the run is over. The caller has checked the token (Open). every
-// is how often the run directory is read (DefaultStreamEvery when 0).
-func (p *Pages) Stream(ctx context.Context, w http.ResponseWriter, id string, every time.Duration) error {
+// when the run is over. since is the StateKey of the page the reader has
+// (from the stream URL's s parameter): when the run has moved on since the
+// page was made, the first look says so. The caller has checked the token
+// (Open). every is how often the run directory is read
+// (DefaultStreamEvery when 0).
+func (p *Pages) Stream(ctx context.Context, w http.ResponseWriter, id, since string, every time.Duration) error {
 	if every <= 0 {
 		every = DefaultStreamEvery
 	}
@@ -111,7 +130,7 @@ func (p *Pages) Stream(ctx context.Context, w http.ResponseWriter, id string, ev
 	if err := sw.send(fmt.Sprintf("retry: %d\n\n", streamRetry.Milliseconds())); err != nil {
 		return nil // the reader went away
 	}
-	var last snapshot
+	last := snapshot{state: since}
 	deadline := time.Now().Add(streamFor)
 	idle := time.Now()
 	for {
@@ -174,8 +193,10 @@ func (s *sse) changes(prev, cur snapshot) (bool, error) {
 		}
 		sent = true
 	}
-	if prev.logs != nil && prev.state != cur.state {
-		if err := s.event("state", "changed"); err != nil {
+	if prev.state != "" && prev.state != cur.state {
+		// The id comes back as Last-Event-ID when the browser reconnects:
+		// the state the page has been brought to.
+		if err := s.send("id: " + cur.state + "\n" + "event: state\ndata: changed\n\n"); err != nil {
 			return sent, err
 		}
 		sent = true

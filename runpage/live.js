@@ -58,7 +58,8 @@
       });
   }
 
-  var es = new EventSource(url);
+  var state = document.body.getAttribute("data-state") || "";
+  var es = new EventSource(url + (url.indexOf("?") < 0 ? "?" : "&") + "s=" + encodeURIComponent(state));
   es.addEventListener("log", function (ev) {
     var d = JSON.parse(ev.data), pre = document.getElementById(d.id);
     if (!pre) { refresh(); return; }

@@ -99,7 +99,7 @@ func TestStreamFollowsTheRun(t *testing.T) {
 	writeFullRun(f)
 	p := newPages(t, runsDir, runpage.Options{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if err := p.Stream(r.Context(), w, runID, 10*time.Millisecond); err != nil {
+		if err := p.Stream(r.Context(), w, runID, "", 10*time.Millisecond); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 		}
 	}))

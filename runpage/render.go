@@ -84,7 +84,7 @@ summary { cursor: pointer; }
 .muted { color: #656d76; }
 </style>
 </head>
-<body{{if and .Live .LiveURL}} data-live="{{.LiveURL}}"{{end}}>
+<body{{if and .Live .LiveURL}} data-live="{{.LiveURL}}" data-state="{{.StateKey}}"{{end}}>
 <h1>{{with .Pipeline}}{{.}}: {{end}}run <code>{{.ID}}</code></h1>
 <table id="run-head">
 <tr><th>Status</th><td class="status-{{.Status}}">{{.Status}}{{if .Live}} <span class="muted" id="live-note">· this page reloads every {{refresh}} s</span>{{end}}</td></tr>

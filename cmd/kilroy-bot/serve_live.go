@@ -31,7 +31,7 @@ func (s *server) runStream(w http.ResponseWriter, r *http.Request) error {
 	defer cancel()
 	stop := context.AfterFunc(s.streamsCtx(), cancel)
 	defer stop()
-	return s.deps.Pages.Stream(ctx, w, id, 0)
+	return s.deps.Pages.Stream(ctx, w, id, runpage.StreamSince(r), 0)
 }
 
 // liveScript serves the run page's script.
