@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
 
 	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
@@ -23,6 +25,9 @@ func (r *prRun) fork(ctx context.Context, src gitops.TokenSource) (*runner.Prepa
 		r.job.Notes = append(r.job.Notes, fmt.Sprintf("Asked to re-run from the failure of run `%s`, which cannot be done (%s): this run starts over.",
 			r.job.FromRun, r.s.publicReason(err)))
 		return nil, false
+	}
+	if _, err := os.Stat(from); err != nil {
+		return fail(errors.New("its run directory is not on this server: swept by retention, or run by another replica"))
 	}
 	oldBranch, err := runner.FailedRunBranch(from)
 	if err != nil {
@@ -47,6 +52,9 @@ func (r *prRun) fork(ctx context.Context, src gitops.TokenSource) (*runner.Prepa
 		log.Info("run: fetch the failed run's branch; resuming from the commits this replica has", "err", err)
 	}
 	fk, err := runner.ForkFailed(from, r.dir, r.job.RunID, f.mirror)
+	if errors.Is(err, runner.ErrNoFailure) {
+		err = errors.New("it has no checkpoint before a failed node")
+	}
 	var p *runner.Prepared
 	if err == nil {
 		p, err = runner.PrepareResume(ctx, string(r.dir), runner.LocalOptions{GitPath: r.s.o.GitPath, Env: r.env})

@@ -170,6 +170,24 @@ func TestServeE2ERerunFromFailure(t *testing.T) {
 	if c := e.checkpointOf(run4, "slow"); c == slowCommit {
 		t.Errorf("plain re-run reused slow's checkpoint %s: it must start over", c)
 	}
+
+	// A failed run whose directory is gone (swept, or on another replica)
+	// cannot be resumed: the button's run starts over and says why.
+	if err := os.RemoveAll(filepath.Join(e.cfg.DataDir, "runs", run1)); err != nil {
+		t.Fatal(err)
+	}
+	e.pressRerunFailed(first)
+	e.waitFor("the run that could not resume", func() bool {
+		return len(e.named(sha, "kilroy/ci")) == 5 && allCompleted(e.checkRuns(sha))
+	})
+	e.waitIdle()
+	fifth := e.newestSummary(sha)
+	if got := e.ranNodes(runID(fifth)); !slices.Contains(got, "slow") {
+		t.Errorf("the run that could not resume started %v, want every node", got)
+	}
+	if !strings.Contains(fifth.Summary, "not on this server") || !strings.Contains(fifth.Summary, "this run starts over") || fifth.Conclusion != "success" || strings.Contains(fifth.Summary, e.cfg.DataDir) {
+		t.Errorf("the run that could not resume: %s, summary:\n%s", fifth.Conclusion, fifth.Summary)
+	}
 	e.assertAllCompleted()
 }
 
