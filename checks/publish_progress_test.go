@@ -122,8 +122,11 @@ func TestPublisherLiveProgress(t *testing.T) {
 	sent := patches()
 	for range 3 { // t0+60s, 70s, 80s
 		printed(6)
+		armed := e.clock.Armed()
 		tick()
-		time.Sleep(20 * time.Millisecond) // give a wrongly sent request the chance to arrive
+		// The round the tick asked for is over once the worker armed its
+		// timer for the limit's end, and the ticker its next window.
+		waitFor(t, "the round during the limit", func() bool { return e.clock.Armed() >= armed+2 || patches() != sent })
 		if n := patches(); n != sent {
 			t.Fatalf("%d summary updates during the rate limit's Retry-After (at %v after the refusal), want none",
 				n-sent, e.clock.Now().Sub(refusedAt))
