@@ -25,13 +25,18 @@ var _ API = (*ghapp.Client)(nil)
 // Requested actions on the checks, by identifier (GitHub allows 20
 // characters); the check_run requested_action webhook carries them back.
 const (
-	ActionRerun  = "rerun"
-	ActionCancel = "cancel"
+	ActionRerun       = "rerun"
+	ActionRerunFailed = "rerun_failed"
+	ActionCancel      = "cancel"
 )
 
 var (
 	rerunAction  = ghapp.CheckRunAction{Label: "Re-run", Description: "Run this pipeline again", Identifier: ActionRerun}
 	cancelAction = ghapp.CheckRunAction{Label: "Cancel", Description: "Stop this run", Identifier: ActionCancel}
+	// rerunFailedAction is on a summary check whose run failed at a node
+	// after a checkpoint: a new run resumes from the checkpoint before it.
+	rerunFailedAction = ghapp.CheckRunAction{Label: "Re-run from failure", Description: "Run again from the failed node",
+		Identifier: ActionRerunFailed}
 )
 
 // Defaults of PublishOptions.
@@ -149,6 +154,8 @@ type Publisher struct {
 	stopped bool
 	closed  bool
 	worker  *worker // nil until started
+	// live are the nodes running now, for progress (publish_progress.go).
+	live liveNodes
 }
 
 var _ attractor.Listener = (*Publisher)(nil)
@@ -296,6 +303,7 @@ func (p *Publisher) PushFailed(_ context.Context, reason string) error {
 func (p *Publisher) Close(ctx context.Context) error {
 	p.mu.Lock()
 	p.closed = true
+	p.liveStopLocked()
 	unfinished := p.gate == nil && !p.rec.View().Finished()
 	w := p.worker
 	p.mu.Unlock()
@@ -318,6 +326,7 @@ func (p *Publisher) Close(ctx context.Context) error {
 func (p *Publisher) Release(ctx context.Context) error {
 	p.mu.Lock()
 	p.closed = true
+	p.liveStopLocked()
 	w := p.worker
 	p.mu.Unlock()
 	if w != nil {
@@ -332,6 +341,7 @@ func (p *Publisher) stop() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.stopped = true
+	p.liveStopLocked()
 }
 
 // rerender recomputes every check's body from the view.

@@ -20,6 +20,8 @@ type body struct {
 	title, summary, text string
 	startedAt            time.Time
 	completedAt          time.Time
+	// resumable: a failed run that can be re-run from its failure.
+	resumable bool
 }
 
 func (b body) completed() bool { return b.status == StatusCompleted }
@@ -78,6 +80,9 @@ type job struct {
 	b        body
 	anns     []Annotation // those not yet sent
 	annsSent int
+	// progress: an update that only shows progress, which the next one
+	// supersedes; it is sent once (ghapp.Once), never late.
+	progress bool
 }
 
 // setWant makes b (with anns when it completes) the check's body, and
@@ -166,11 +171,15 @@ func (p *Publisher) renderLocked(v *RunView, nodes []string, all bool) {
 func (p *Publisher) summaryBody(v *RunView) body {
 	status, conclusion := RunConclusion(v)
 	title, summary, text := Summary(v, p.opts.Render)
-	return body{status: status, conclusion: conclusion, title: title, summary: summary, text: text}
+	return p.withLive(v, body{status: status, conclusion: conclusion, title: title, summary: summary, text: text,
+		resumable: Resumable(v)})
 }
 
 // actions are the buttons of a check: Cancel only while it runs.
 func actions(b body) []ghapp.CheckRunAction {
+	if b.resumable {
+		return []ghapp.CheckRunAction{rerunAction, rerunFailedAction}
+	}
 	if b.completed() {
 		return []ghapp.CheckRunAction{rerunAction}
 	}

@@ -106,6 +106,7 @@ type ghEnv struct {
 	fake   *ghapptest.Server
 	sha    string
 	client *ghapp.Client
+	app    *ghapp.App
 	repo   ghapp.Repo
 	clock  *fakeClock
 	logs   *syncBuffer
@@ -128,7 +129,7 @@ func newGHEnv(t *testing.T) *ghEnv {
 		t.Fatalf("NewApp: %v", err)
 	}
 	return &ghEnv{
-		t: t, fake: fake, sha: sha, repo: ghapp.Repo{Owner: "acme", Name: "widgets"},
+		t: t, fake: fake, sha: sha, repo: ghapp.Repo{Owner: "acme", Name: "widgets"}, app: app,
 		client: app.Installation(t.Context(), fake.InstallationID("acme")),
 		clock:  newFakeClock(), logs: &syncBuffer{},
 	}

@@ -19,6 +19,7 @@ func (p *Publisher) NodeStarted(ctx context.Context, ev attractor.NodeStarted) e
 		return nil
 	}
 	_ = p.rec.NodeStarted(ctx, ev)
+	p.liveStarted(ctx, nodeID(ev.Node))
 	p.lateVerify(ev.Node)
 	p.changed(ctx, nodeID(ev.Node))
 	return nil
@@ -31,6 +32,9 @@ func (p *Publisher) AttemptFinished(ctx context.Context, ev attractor.AttemptFin
 		return nil
 	}
 	_ = p.rec.AttemptFinished(ctx, ev)
+	if ev.Final {
+		p.liveFinished(nodeID(ev.Node))
+	}
 	p.changed(ctx, nodeID(ev.Node))
 	return nil
 }
@@ -59,6 +63,9 @@ func (p *Publisher) Checkpointed(ctx context.Context, ev attractor.Checkpointed)
 // every verify check still open as skipped or cancelled.
 func (p *Publisher) RunFinished(ctx context.Context, res *attractor.RunResult) error {
 	_ = p.rec.RunFinished(ctx, res)
+	p.mu.Lock()
+	p.liveStopLocked()
+	p.mu.Unlock()
 	p.rerender()
 	p.kick(ctx)
 	return nil

@@ -29,6 +29,7 @@ func (p *Publisher) sync(ctx context.Context, force bool) (time.Time, error) {
 	}
 	now := p.opts.Now()
 	p.mu.Lock()
+	p.refreshLiveLocked(now)
 	blocked, checks := p.blocked, slices.Clone(p.checks)
 	p.mu.Unlock()
 	if now.Before(blocked) {
@@ -74,6 +75,7 @@ func (p *Publisher) plan(c *check, now time.Time, force bool) (j job, due bool, 
 	if force || c.urgent() {
 		return j, true, time.Time{}
 	}
+	j.progress = true
 	at = c.lastPut.Add(p.opts.Throttle)
 	return j, !now.Before(at), at
 }
@@ -100,13 +102,17 @@ func (p *Publisher) push(ctx context.Context, c *check, j job) error {
 		id = created
 		p.recordCreate(c, id, j, len(first))
 	} else {
-		if err := p.api.UpdateCheckRun(ctx, p.repo, id, p.updateBody(j.b, first)); err != nil {
+		sent, uctx := p.opts.Now(), ctx
+		if j.progress {
+			uctx = ghapp.Once(ctx)
+		}
+		if err := p.api.UpdateCheckRun(uctx, p.repo, id, p.updateBody(j.b, first)); err != nil {
 			if errors.Is(err, ghapp.ErrNotFound) {
 				p.forget(c, id)
 			}
 			return err
 		}
-		p.recordUpdate(c, id, j, len(first))
+		p.recordUpdate(c, id, j, len(first), sent)
 	}
 	for _, batch := range batches {
 		u := ghapp.CheckRunUpdate{Output: p.ghOutput(j.b, batch)}
@@ -132,10 +138,12 @@ func (p *Publisher) recordCreate(c *check, id int64, j job, n int) {
 	c.id, c.tried, c.ghStatus, c.annsSent = id, nil, j.b.status, n
 }
 
-// recordUpdate notes that GitHub took j's body with n more annotations.
-// Every update restarts the throttle's window: after a completion only
-// cosmetic changes follow (a checkpoint link), and they can wait.
-func (p *Publisher) recordUpdate(c *check, id int64, j job, n int) {
+// recordUpdate notes that GitHub took j's body with n more annotations,
+// sent at sent. Every update restarts the throttle's window from when it
+// was sent, so that windows do not drift by a request's latency each:
+// after a completion only cosmetic changes follow (a checkpoint link),
+// and they can wait.
+func (p *Publisher) recordUpdate(c *check, id int64, j job, n int, sent time.Time) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if c.id != id {
@@ -143,7 +151,7 @@ func (p *Publisher) recordUpdate(c *check, id int64, j job, n int) {
 	}
 	c.ghStatus = j.b.status
 	c.annsSent += n
-	c.lastPut = p.opts.Now()
+	c.lastPut = sent
 }
 
 // forget drops a check run GitHub no longer knows, so that the next round

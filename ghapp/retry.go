@@ -103,11 +103,17 @@ func (t *retrying) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	secondaryHits := 0
 	for attempt := 1; ; attempt++ {
+		if until := p.get(); once(req) && until.After(t.policy.now()) {
+			if !replayable {
+				req.Body.Close()
+			}
+			return pausedResponse(req, until, t.policy.now()), nil
+		}
 		if err := t.awaitPause(ctx, p); err != nil {
 			return nil, err
 		}
 		resp, err := t.send(req, replayable)
-		more := replayable && attempt < t.policy.maxAttempts
+		more := replayable && attempt < t.policy.maxAttempts && !once(req)
 		if err != nil {
 			var own *Error // a token that could not be had: retried already
 			if ctx.Err() != nil || !more || !safeToRepeat(req) || errors.As(err, &own) {

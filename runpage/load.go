@@ -40,6 +40,9 @@ type Run struct {
 	// Problems are files that could not be read or parsed; the page still
 	// shows the rest.
 	Problems []string
+	// LiveURL is the page's event stream with its token (live.go), which
+	// the server sets; "" leaves the page without live.js.
+	LiveURL string
 }
 
 // Image is a run's root filesystem: the reference as chosen and the
@@ -469,6 +472,7 @@ func (b *builder) stage(n *Node) {
 		}
 		n.Logs = append(n.Logs, Log{Name: e.Name(), Text: t.s, Omitted: t.cut})
 	}
+	b.transcript(n, dir, entries)
 	slices.SortFunc(n.Logs, func(x, y Log) int { return logRank(x.Name) - logRank(y.Name) })
 }
 

@@ -13,6 +13,8 @@ var funcs = template.FuncMap{
 	"refresh":  func() int { return refreshSeconds },
 	"short":    func(sha string) string { return Commit{SHA: sha}.Short() },
 	"int64":    func(n int) int64 { return int64(n) },
+	"logid":    LogID,
+	"livejs":   func() string { return LiveScriptPath },
 	// repeats: a node's reason the run's reason already shows in full (the
 	// failed node's, usually) is not printed twice.
 	"repeats": func(run, node string) bool { return node != "" && strings.Contains(run, node) },
@@ -65,7 +67,8 @@ const pageTemplate = `<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-{{if .Live}}<meta http-equiv="refresh" content="{{refresh}}">{{end}}
+{{if .Live}}<noscript><meta http-equiv="refresh" content="{{refresh}}"></noscript>{{end}}
+{{if and .Live .LiveURL}}<script src="{{livejs}}" defer></script>{{end}}
 <title>{{with .Pipeline}}{{.}} · {{end}}run {{.ID}} · kilroy</title>
 <style>
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; padding: 0 1em; color: #1f2328; }
@@ -81,10 +84,10 @@ summary { cursor: pointer; }
 .muted { color: #656d76; }
 </style>
 </head>
-<body>
+<body{{if and .Live .LiveURL}} data-live="{{.LiveURL}}" data-state="{{.StateKey}}"{{end}}>
 <h1>{{with .Pipeline}}{{.}}: {{end}}run <code>{{.ID}}</code></h1>
-<table>
-<tr><th>Status</th><td class="status-{{.Status}}">{{.Status}}{{if .Live}} <span class="muted">· this page reloads every {{refresh}} s</span>{{end}}</td></tr>
+<table id="run-head">
+<tr><th>Status</th><td class="status-{{.Status}}">{{.Status}}{{if .Live}} <span class="muted" id="live-note">· this page reloads every {{refresh}} s</span>{{end}}</td></tr>
 {{with .Reason}}<tr><th>Reason</th><td>{{.}}</td></tr>{{end}}
 {{with .Source}}{{if .Repo}}<tr><th>Repository</th><td>{{if .RepoURL}}<a href="{{.RepoURL}}">{{.Repo}}</a>{{else}}{{.Repo}}{{end}}</td></tr>{{end}}
 {{if .PR}}<tr><th>Pull request</th><td>{{if .PRURL}}<a href="{{.PRURL}}">#{{.PR}}</a>{{else}}#{{.PR}}{{end}}</td></tr>{{end}}
@@ -104,6 +107,7 @@ summary { cursor: pointer; }
 {{markdown .}}
 </section></details>{{end}}
 
+<div id="live">
 <h2>Nodes</h2>
 {{if .Nodes}}<table>
 <thead><tr><th>Node</th><th>Status</th><th class="num">Attempts</th><th class="num">Duration</th><th>Checkpoint</th><th>Reason</th></tr></thead>
@@ -121,9 +125,9 @@ summary { cursor: pointer; }
 
 {{if .Nodes}}<h2>Logs</h2>
 {{range .Nodes}}<h3 id="node-{{.Dir}}"><code>{{.ID}}</code> <span class="status-{{.Status}}">{{.Status}}</span></h3>
-{{$open := eq .Status "fail"}}{{range .Written}}<details{{if $open}} open{{end}}><summary><code>{{.Name}}</code> <span class="muted">{{bytes (len .Text | int64)}}</span></summary>
+{{$open := or (eq .Status "fail") (eq .Status "running")}}{{$dir := .Dir}}{{range .Written}}<details id="d-{{logid $dir .Name}}"{{if $open}} open{{end}}><summary><code>{{.Name}}</code> <span class="muted">{{bytes (len .Text | int64)}}</span></summary>
 {{if .Omitted}}<p class="muted">… {{bytes .Omitted}} earlier not shown</p>{{end}}
-<pre>{{.Text}}</pre>
+<pre id="{{logid $dir .Name}}">{{.Text}}</pre>
 </details>
 {{end}}{{with .Empty}}<p class="muted">Empty: {{range $i, $n := .}}{{if $i}}, {{end}}<code>{{$n}}</code>{{end}}</p>
 {{end}}{{if not .Logs}}<p class="muted">No logs.</p>
@@ -138,6 +142,7 @@ summary { cursor: pointer; }
 {{end}}</tbody>
 </table>
 </details>{{else}}<p class="muted">No progress recorded yet.</p>{{end}}
+</div>
 </body>
 </html>
 {{define "commit"}}{{if .URL}}<a href="{{.URL}}"><code>{{.Short}}</code></a>{{else}}<code>{{.Short}}</code>{{end}}{{end}}

@@ -10,8 +10,9 @@
 // short; Render turns a Run into server-side HTML with html/template, which
 // escapes every value. The report is the summary check's Markdown, turned
 // into HTML by Markdown, a renderer of exactly the subset package checks
-// writes. There is no JavaScript: while the run goes, a meta refresh
-// reloads the page.
+// writes. The page needs no JavaScript: while the run goes, a meta refresh
+// in <noscript> reloads it; with JavaScript, live.js follows the run's
+// event stream instead and never reloads the page (live.go).
 //
 // Access. The page of a run opens only with the token of its link (see
 // Keys): Open checks it before the run id is even looked at, and answers
@@ -46,9 +47,10 @@ var (
 	ErrNoAccess  = errors.New("runpage: missing or wrong page token")
 )
 
-// ContentSecurityPolicy is the policy to serve pages with: they have no
-// scripts, and inline styles only.
-const ContentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'"
+// ContentSecurityPolicy is the policy to serve pages with: inline styles,
+// and no script but live.js from the server itself, which reads the
+// page's event stream and the page.
+const ContentSecurityPolicy = "default-src 'none'; style-src 'unsafe-inline'; img-src 'self'; script-src 'self'; connect-src 'self'"
 
 // DefaultLogTail is how much of the end of each log the page shows.
 const DefaultLogTail = 16 << 10

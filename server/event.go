@@ -149,6 +149,9 @@ type Command struct {
 	Unknown string `json:"unknown,omitempty"`
 	// Suggestion is the command Unknown was probably meant to be, or "".
 	Suggestion string `json:"suggestion,omitempty"`
+	// FromFailure: `/kilroy run --from-failure` resumes the failed runs of
+	// the head from the checkpoint before their failed node.
+	FromFailure bool `json:"from_failure,omitempty"`
 	// Node and Choice are what VerbAnswer answers and with what, as
 	// written; either may be empty (the reply then lists what waits).
 	Node   string `json:"node,omitempty"`
@@ -162,7 +165,7 @@ type CheckRun struct {
 	HeadSHA    string `json:"head_sha,omitempty"`
 	ExternalID string `json:"external_id,omitempty"`
 	// RequestedAction is the identifier of a requested_action button:
-	// "rerun" or "cancel".
+	// "rerun", "rerun_failed" or "cancel".
 	RequestedAction string `json:"requested_action,omitempty"`
 }
 

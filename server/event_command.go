@@ -16,6 +16,7 @@ import (
 // CommandUsage lists the comment commands, for help and unknown commands.
 const CommandUsage = "`/kilroy run [PIPELINE...] [SHA]` runs the named pipelines (all when none are named) on the pull request's head " +
 	"(only if it is the commit SHA, when one is given); " +
+	"`/kilroy run --from-failure [PIPELINE...]` runs the failed ones again from the checkpoint before the node that failed; " +
 	"`/kilroy cancel [PIPELINE...]` cancels its runs; `/kilroy answer NODE CHOICE` answers a run waiting at the human gate NODE; " +
 	"`/kilroy help` shows this list."
 
@@ -51,6 +52,9 @@ func (w *eventWork) comment(ctx context.Context) error {
 	}
 	if cmd.Verb == VerbCancel {
 		return w.cancel(ctx, w.ev.PR.Number, cmd.Pipelines, "@"+w.ev.Sender.Login)
+	}
+	if cmd.FromFailure {
+		return w.commandFromFailure(ctx, cmd.Pipelines, cmd.SHA)
 	}
 	return w.commandRun(ctx, cmd.Pipelines)
 }
@@ -237,6 +241,9 @@ func (w *eventWork) button(ctx context.Context) error {
 			only = []string{pipeline}
 		}
 		return w.cancel(ctx, number, only, "@"+w.ev.Sender.Login)
+	}
+	if w.ev.CheckRun.RequestedAction == ActionRerunFailed && pipeline != "" {
+		return w.resumeFailed(ctx, pr, sha, pipeline, runOfCheck(w.ev.CheckRun.ExternalID), queue.TriggerRerun)
 	}
 	dec := policy.Decide(policy.TrustInput{Request: policy.RequestRerun, HeadInBaseRepo: headInBase,
 		AuthorPermission: authorPerm, Sender: w.ev.Sender.Login, SenderPermission: "write"})

@@ -87,6 +87,11 @@ func (r *prRun) prepare(ctx context.Context, src gitops.TokenSource) (*runner.Pr
 			return p, nil
 		}
 	}
+	if r.job.FromRun != "" {
+		if p, ok := r.fork(ctx, src); ok {
+			return p, nil
+		}
+	}
 	if err := r.clearRunDir(); err != nil {
 		return nil, err
 	}

@@ -80,13 +80,20 @@ func answer(args []string) Command {
 	return cmd
 }
 
+// fromFailure is the option of `/kilroy run` that resumes the failed runs
+// from the checkpoint before their failed node instead of starting over.
+const fromFailure = "--from-failure"
+
 // withPipelines builds a run or cancel command from its arguments. A run
 // may name one commit among them (see isSHA); a second one is invalid.
+// A run may also say --from-failure.
 func withPipelines(verb Verb, args []string) Command {
 	var names, invalid []string
-	sha := ""
+	sha, resume := "", false
 	for _, a := range args {
 		switch {
+		case verb == VerbRun && strings.EqualFold(a, fromFailure):
+			resume = true
 		case verb == VerbRun && isSHA(a) && (sha == "" || sha == a):
 			sha = a
 		case verb == VerbRun && isSHA(a):
@@ -100,5 +107,5 @@ func withPipelines(verb Verb, args []string) Command {
 	if len(invalid) > 0 {
 		return Command{Verb: VerbInvalid, Invalid: invalid}
 	}
-	return Command{Verb: verb, Pipelines: names, SHA: sha}
+	return Command{Verb: verb, Pipelines: names, SHA: sha, FromFailure: resume}
 }

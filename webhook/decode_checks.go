@@ -9,8 +9,9 @@ import (
 
 // Identifiers of the requested actions (buttons) on kilroy's check runs.
 const (
-	ActionRerun  = "rerun"
-	ActionCancel = "cancel"
+	ActionRerun       = "rerun"
+	ActionRerunFailed = "rerun_failed"
+	ActionCancel      = "cancel"
 )
 
 func decodeCheckRun(payload []byte, appID int64) (Event, error) {
@@ -56,7 +57,7 @@ func checkRunKind(action, requested string) (Kind, error) {
 		return KindRerun, nil
 	case action != "requested_action":
 		return "", ignoredAction("check_run", action)
-	case requested == ActionRerun:
+	case requested == ActionRerun, requested == ActionRerunFailed:
 		return KindRerun, nil
 	case requested == ActionCancel:
 		return KindCancel, nil

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"bytes"
 	"errors"
 	"net/http"
 	"testing"
@@ -71,6 +72,19 @@ func TestFixtures(t *testing.T) {
 				Kind: KindRerun, Action: "requested_action", InstallationID: 42, Repo: widgets, Sender: alice,
 				CheckRun: CheckRun{
 					ID: 9001, Name: "kilroy/ci", HeadSHA: headSHA, ExternalID: "01J0RUN/verify", RequestedAction: "rerun",
+				},
+				CheckSuite:  CheckSuite{ID: 8001, HeadSHA: headSHA},
+				PullNumbers: []int{7},
+			},
+		},
+		{
+			name: "re-run from failure button", event: "check_run", body: func(t *testing.T) []byte {
+				return bytes.Replace(fixture(t, "check_run.requested_action.json"), []byte(`"identifier": "rerun"`), []byte(`"identifier": "rerun_failed"`), 1)
+			},
+			want: &Event{
+				Kind: KindRerun, Action: "requested_action", InstallationID: 42, Repo: widgets, Sender: alice,
+				CheckRun: CheckRun{
+					ID: 9001, Name: "kilroy/ci", HeadSHA: headSHA, ExternalID: "01J0RUN/verify", RequestedAction: "rerun_failed",
 				},
 				CheckSuite:  CheckSuite{ID: 8001, HeadSHA: headSHA},
 				PullNumbers: []int{7},

@@ -55,6 +55,10 @@ type serveConfig struct {
 	// another takes its runs (0: the queue's default, a minute). Not a
 	// setting: tests shorten it.
 	StaleAfter time.Duration
+	// ProgressEvery is the least time between two in-progress updates of
+	// one check run, the live progress of a running node included (0:
+	// checks.DefaultThrottle, 10 s). Not a setting: tests shorten it.
+	ProgressEvery time.Duration
 	// DatabaseWait bounds how long start waits for Postgres to come up (0:
 	// defaultDatabaseWait). Not a setting: tests shorten it.
 	DatabaseWait time.Duration

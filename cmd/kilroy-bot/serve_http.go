@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,6 +45,10 @@ type server struct {
 	deps     serveDeps
 	ready    []readyCheck
 	draining atomic.Bool // set at shutdown, so /readyz turns the load balancer away
+	// streams ends the run pages' event streams at shutdown (serve_live.go).
+	streams     context.Context
+	endStreams  context.CancelFunc
+	streamsOnce sync.Once
 }
 
 // buildServer mounts the endpoints and listens on cfg.Listen. Serving
@@ -69,6 +74,7 @@ func buildServer(ctx context.Context, cfg serveConfig, deps serveDeps) (*server,
 		BaseContext: func(net.Listener) context.Context { return withLogger(context.WithoutCancel(ctx), s.log) },
 		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 	}
+	s.http.RegisterOnShutdown(s.stopStreams)
 	ln, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
@@ -87,6 +93,8 @@ func (s *server) routes() http.Handler {
 		ErrorHandling: promhttp.ContinueOnError, // one failing collector must not hide the rest
 	}))
 	mux.Handle("GET /runs/{id}", s.handle(s.runPage))
+	mux.Handle("GET /runs/{id}/live", s.handle(s.runStream))
+	mux.Handle("GET "+runpage.LiveScriptPath, s.handle(s.liveScript))
 	return mux
 }
 
@@ -249,6 +257,7 @@ func (s *server) runPage(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	run.LiveURL = liveURL(run.ID, token)
 	var buf bytes.Buffer
 	if err := s.deps.Pages.Render(&buf, run); err != nil {
 		return err

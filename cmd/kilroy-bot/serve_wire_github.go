@@ -104,12 +104,13 @@ func (f *reporterFactory) options(repo string) checks.PublishOptions {
 				}
 				return f.web + "/" + repo + "/commit/" + sha
 			},
-			OutputTail:     nodeOutputTail,
+			OutputTail:     liveOutputTail,
 			Redactor:       f.w.Redactor,
 			MaxAnnotations: f.w.Config.Policy.MaxAnnotations,
 			Banner:         insecureBanner(f.w.Config),
 		},
-		Logger: f.w.Logger,
+		Throttle: f.w.Config.ProgressEvery,
+		Logger:   f.w.Logger,
 	}
 }
 

@@ -52,6 +52,7 @@ type Action struct {
 type CheckRunRequest struct {
 	Method string // POST or PATCH
 	Body   string
+	At     time.Time // when the fake received it
 }
 
 // clone copies cr deeply enough that the caller may keep it while the bot

@@ -41,12 +41,13 @@ func (s *Server) createCheckRun(w http.ResponseWriter, r *http.Request) error {
 	if sha != b.HeadSHA {
 		return errInvalid("No commit found for SHA: " + b.HeadSHA)
 	}
-	now := time.Now().UTC().Truncate(time.Second)
+	at := time.Now()
+	now := at.UTC().Truncate(time.Second)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cr := &CheckRun{ID: s.nextIDLocked(), HeadSHA: sha, Status: "queued", StartedAt: now}
 	cr.apply(b, now)
-	cr.Requests = append(cr.Requests, CheckRunRequest{Method: r.Method, Body: string(body)})
+	cr.Requests = append(cr.Requests, CheckRunRequest{Method: r.Method, Body: string(body), At: at})
 	rs.checks = append(rs.checks, cr)
 	return writeJSON(w, http.StatusCreated, s.checkRunJSONLocked(rs, cr))
 }
@@ -57,6 +58,7 @@ func (s *Server) updateCheckRun(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	at := time.Now()
 	body, b, err := s.checkRunRequest(r, s.schemas.update, updateSchemaFile)
 	if err != nil {
 		return err
@@ -67,8 +69,8 @@ func (s *Server) updateCheckRun(w http.ResponseWriter, r *http.Request) error {
 	if cr == nil {
 		return errNotFound()
 	}
-	cr.apply(b, time.Now().UTC().Truncate(time.Second))
-	cr.Requests = append(cr.Requests, CheckRunRequest{Method: r.Method, Body: string(body)})
+	cr.apply(b, at.UTC().Truncate(time.Second))
+	cr.Requests = append(cr.Requests, CheckRunRequest{Method: r.Method, Body: string(body), At: at})
 	return writeJSON(w, http.StatusOK, s.checkRunJSONLocked(rs, cr))
 }
 

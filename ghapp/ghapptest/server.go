@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // maxBody caps the request bodies the fake reads into memory. REST bodies are
@@ -143,6 +144,7 @@ func (s *Server) nextIDLocked() int64 {
 
 // serve logs every request, applies injected faults, then routes.
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	at := time.Now()
 	rec := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 	var body []byte
 	if isAPIPath(r.URL.Path) {
@@ -151,7 +153,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 		body, err = io.ReadAll(io.LimitReader(r.Body, maxBody))
 		if err != nil {
 			writeError(rec, &apiError{status: http.StatusBadRequest, message: "Problems reading body"})
-			s.logRequest(r, body, rec.status)
+			s.logRequest(r, body, rec.status, at)
 			return
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
@@ -161,7 +163,7 @@ func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	} else {
 		s.mux.ServeHTTP(rec, r)
 	}
-	s.logRequest(r, body, rec.status)
+	s.logRequest(r, body, rec.status, at)
 }
 
 func isAPIPath(p string) bool { return strings.HasPrefix(p, apiPrefix+"/") }

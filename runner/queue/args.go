@@ -45,6 +45,10 @@ type RunArgs struct {
 	Notes []string `json:"notes,omitempty"`
 	// RunID is a ULID; EnqueueDelivery assigns one when it is empty.
 	RunID string `json:"run_id"`
+	// FromRun is the failed run this one resumes from the checkpoint before
+	// its failed node ("Re-run from failure"); empty for a run that starts
+	// from the beginning.
+	FromRun string `json:"from_run,omitempty"`
 }
 
 // Kind is the River job kind of a run.
