@@ -15,7 +15,8 @@ import (
 // sandboxPolicy is the `sandbox:` section of the server policy file:
 //
 //	sandbox:
-//	  network: true          # default; false gives nodes only a loopback interface
+//	  network: public        # default (true also); none (false): loopback only; host: insecure
+//	  network_allow: [10.1.2.0/24] # private or link-local ranges public still reaches
 //	  read_only: [/srv/tools] # host directories every node sees read-only
 //	  limits:                # per node; defaults in docs/serve.md
 //	    processes: 512
@@ -23,9 +24,10 @@ import (
 //	    file_size: 2GiB
 //	    cpu_time: 2h
 type sandboxPolicy struct {
-	Network  *bool         `yaml:"network"`
-	ReadOnly []string      `yaml:"read_only"`
-	Limits   sandboxLimits `yaml:"limits"`
+	Network      networkSetting `yaml:"network"`
+	NetworkAllow []string       `yaml:"network_allow"`
+	ReadOnly     []string       `yaml:"read_only"`
+	Limits       sandboxLimits  `yaml:"limits"`
 }
 
 type sandboxLimits struct {
@@ -44,15 +46,21 @@ func (p sandboxPolicy) sandboxConfig(hidden []string, stateDir, pathEnv string) 
 			return cfg, fmt.Errorf("sandbox.read_only: %q is not an absolute path", d)
 		}
 	}
-	if p.Network != nil {
-		cfg.NoNetwork = !*p.Network
+	var err error
+	if cfg.Network, err = sandbox.ParseNetwork(string(p.Network)); err != nil {
+		return cfg, fmt.Errorf("sandbox.network: %w", err)
+	}
+	if cfg.NetworkAllow, err = sandbox.ParseCIDRs(p.NetworkAllow); err != nil {
+		return cfg, fmt.Errorf("sandbox.network_allow: %w", err)
+	}
+	if len(cfg.NetworkAllow) > 0 && cfg.Network != sandbox.NetworkPublic {
+		return cfg, fmt.Errorf("sandbox.network_allow is for network public; network is %s", cfg.Network)
 	}
 	l := p.Limits
 	if l.Processes < 0 {
 		return cfg, fmt.Errorf("sandbox.limits.processes: %d is negative; write a positive number", l.Processes)
 	}
 	cfg.Limits.Processes = l.Processes
-	var err error
 	if cfg.Limits.MemoryBytes, err = parseSize("sandbox.limits.memory", l.Memory); err != nil {
 		return cfg, err
 	}
@@ -118,10 +126,10 @@ func newSandbox(ctx context.Context, c serveConfig, host map[string]string) (*sa
 }
 
 // insecureBanner is the first line of every check summary when nodes run
-// without the sandbox.
+// without the sandbox, or in the host's network.
 func insecureBanner(c serveConfig) string {
 	if !c.InsecureNoSandbox {
-		return ""
+		return hostNetworkBanner(c)
 	}
 	return "> [!WARNING]\n> **This server runs pipeline nodes without a sandbox** (`--insecure-no-sandbox`): " +
 		"their code has the bot's own rights on its machine."

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,16 +21,22 @@ const (
 )
 
 // Config is the server-wide sandbox policy, read once at the composition
-// root. The zero value is the documented default: network on, DefaultLimits.
+// root. The zero value is the documented default: network public,
+// DefaultLimits.
 type Config struct {
 	// Bwrap is bubblewrap's program; empty means bwrap looked up in PATH.
 	Bwrap string
 	// PATH is where it is looked up (the host's PATH).
 	PATH string
-	// NoNetwork gives every node a network namespace of its own with only a
-	// loopback interface.
-	NoNetwork bool
-	Limits    Limits
+	// Network is what nodes reach (see Network); "" is NetworkPublic.
+	Network Network
+	// NetworkAllow are ranges nodes reach with NetworkPublic although they
+	// are private or link-local (a company's package mirror, say).
+	NetworkAllow []netip.Prefix
+	// Pasta is pasta's program (NetworkPublic); empty means pasta looked up
+	// in PATH.
+	Pasta  string
+	Limits Limits
 	// Hidden are absolute paths no node may see, whatever else is mounted:
 	// the data dir, the App key file, the webhook secret file, the server
 	// config, the bot's own git HOME.
@@ -47,17 +54,18 @@ type Config struct {
 // mount namespace built by Jail, resource limits, and every process killed
 // when the node's main process ends. It is safe for concurrent use.
 type Sandbox struct {
-	bwrap     string
-	noNetwork bool
-	limits    Limits
-	hidden    []string
-	readOnly  []string
-	etc       string   // the /etc nodes see (etcView)
-	etcLock   *os.File // holds etc for the Sandbox's life
-	paths     *pathCache
-	cgroups   *cgroupRoot
-	spares    *sparePool
-	prewarm   *prewarmPool
+	bwrap    string
+	network  Network
+	nets     *netPool // the runs' network namespaces; nil unless network is public
+	limits   Limits
+	hidden   []string
+	readOnly []string
+	etc      string   // the /etc nodes see (etcView)
+	etcLock  *os.File // holds etc for the Sandbox's life
+	paths    *pathCache
+	cgroups  *cgroupRoot
+	spares   *sparePool
+	prewarm  *prewarmPool
 	// spareShell: nodes see dash at spareShell, which spares need.
 	spareShell bool
 }
@@ -65,7 +73,10 @@ type Sandbox struct {
 // New prepares a Sandbox; it does not check that namespaces work (see
 // SelfTest).
 func New(cfg Config) (*Sandbox, error) {
-	s := &Sandbox{noNetwork: cfg.NoNetwork, limits: cfg.Limits.withDefaults(), paths: newPathCache(pathTTL)}
+	s := &Sandbox{limits: cfg.Limits.withDefaults(), paths: newPathCache(pathTTL)}
+	if err := s.initNetwork(cfg); err != nil {
+		return nil, err
+	}
 	var err error
 	if s.bwrap, err = findTool(cfg.Bwrap, "bwrap", cfg.PATH,
 		"install bubblewrap (Debian and Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"); err != nil {
@@ -109,6 +120,7 @@ func (s *Sandbox) Close() {
 	if s != nil {
 		s.spares.close()
 		s.prewarm.close()
+		s.nets.closeIdle()
 	}
 }
 
@@ -118,9 +130,6 @@ func (s *Sandbox) Limits() Limits { return s.limits }
 // ProcessLimitHolds reports whether Limits.Processes binds: through a
 // cgroup, or RLIMIT_NPROC, which the kernel does not apply to root.
 func (s *Sandbox) ProcessLimitHolds() bool { return s.cgroups != nil || os.Geteuid() != 0 }
-
-// Network reports whether nodes reach the network.
-func (s *Sandbox) Network() bool { return !s.noNetwork }
 
 // Jail is what one node process may see besides the system directories.
 type Jail struct {
@@ -137,6 +146,10 @@ type Jail struct {
 	Caches []string
 	// ReadOnly are further paths bound read-only.
 	ReadOnly []string
+	// Run names the run the jail belongs to: with network public, the
+	// jails of one run share its network namespace. Jails of no run share
+	// the Sandbox's own.
+	Run string
 }
 
 func findTool(given, name, pathList, fix string) (string, error) {
@@ -222,14 +235,12 @@ func (j *Jail) options(env []string, dir, program string) ([]string, error) {
 }
 
 // namespaceArgs are bwrap's options besides the mounts: every namespace
-// but the network's (unless the policy turns it off), the jail user, a
+// but the network's, which is netArgs' (network.go), the jail user, a
 // fresh /proc of the node's own pid namespace, a minimal /dev (devArgs),
 // and the sandbox killed with the bot.
 func (s *Sandbox) namespaceArgs() []string {
 	a := []string{"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"}
-	if s.noNetwork {
-		a = append(a, "--unshare-net")
-	}
+	a = append(a, s.netArgs()...)
 	a = append(a,
 		"--uid", strconv.Itoa(JailUID), "--gid", strconv.Itoa(JailGID),
 		"--hostname", "kilroy-sandbox",
@@ -281,6 +292,7 @@ func NodeJail(s *Sandbox, host map[string]string, workspace, stageDir, managedRo
 	}
 	trusted := NodeEnv(EnvSpec{Host: host})
 	j := &Jail{Sandbox: s, Workspace: workspace, ReadOnly: s.readOnly}
+	j.Run = runOf(workspace, managedRoots)
 	for _, d := range []string{stageDir, managedRoots} {
 		if d != "" {
 			j.Writable = append(j.Writable, d)

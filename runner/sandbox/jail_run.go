@@ -25,14 +25,14 @@ func (j *Jail) start(c Cmd, argv []string, waitDelay time.Duration) (*proc, erro
 			p.prewarmed = true
 			return p, nil
 		}
-		if sp := s.spares.take(); sp != nil {
+		if sp := s.takeSpare(); sp != nil {
 			if p, err := sp.launch(c, spareOpts); err == nil {
 				return p, nil
 			}
 			// The spare died while idle (killed from outside): start cold.
 		}
 	}
-	return j.startCold(c, argv, opts, waitDelay)
+	return j.startColdInNet(c, argv, opts, waitDelay)
 }
 
 // startCold starts a fresh bwrap with opts and argv on its command line.

@@ -107,7 +107,7 @@ func (j *Jail) prewarm(c Cmd) *prewarmed {
 		// cgroups before it forks: it stays out of them, as a cold
 		// start's does (no headroom), and prepare moves the sandbox's
 		// first process in.
-		sp, err := s.startPiped(cmdline, c.Env, 0)
+		sp, err := s.startPipedInNet(j.Run, cmdline, c.Env)
 		if err != nil {
 			return
 		}

@@ -1,0 +1,175 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+// netIdle is how long a run's namespace outlives its last jail, for the
+// run's next node (a run's nodes follow one another, with the bot's
+// checkpoint between).
+const netIdle = 30 * time.Second
+
+// netPool holds the network namespaces of a Sandbox's runs (network
+// public), keyed by Jail.Run. A run's namespace is made when its first
+// jail starts (pasta's start is a run's cost, not a node's), shared by
+// its jails, and ended netIdle after its last jail ended, or at Close
+// when none is in it.
+type netPool struct {
+	cfg  netConfig
+	idle time.Duration
+
+	mu   sync.Mutex
+	nets map[string]*netEntry
+}
+
+type netEntry struct {
+	ready chan struct{} // closed once ns or err is set
+	ns    *runNS
+	err   error
+	refs  int         // jails holding a lease
+	timer *time.Timer // armed while refs is 0
+}
+
+func newNetPool(cfg netConfig) *netPool {
+	return &netPool{cfg: cfg, idle: netIdle, nets: map[string]*netEntry{}}
+}
+
+// netLease is a jail's hold on its run's namespace. A nil lease (network
+// none or host) starts processes where the bot is and holds nothing.
+type netLease struct {
+	p    *netPool
+	key  string
+	e    *netEntry
+	once sync.Once
+}
+
+// lease returns a hold on run's namespace, made first if it has none.
+// A nil pool (network none or host) returns a nil lease.
+func (p *netPool) lease(run string) (*netLease, error) {
+	if p == nil {
+		return nil, nil
+	}
+	p.mu.Lock()
+	e, ok := p.nets[run]
+	if !ok {
+		e = &netEntry{ready: make(chan struct{})}
+		p.nets[run] = e
+	}
+	e.refs++
+	if e.timer != nil {
+		e.timer.Stop()
+		e.timer = nil
+	}
+	p.mu.Unlock()
+	if !ok {
+		e.ns, e.err = newRunNS(p.cfg)
+		close(e.ready)
+	}
+	<-e.ready
+	if e.err != nil {
+		p.mu.Lock()
+		e.refs--
+		if p.nets[run] == e {
+			delete(p.nets, run) // the next jail tries afresh
+		}
+		p.mu.Unlock()
+		return nil, e.err
+	}
+	return &netLease{p: p, key: run, e: e}, nil
+}
+
+// do runs f, which starts a process, so that the process is born in the
+// lease's namespace; without one, where the bot is.
+func (l *netLease) do(f func()) error {
+	if l == nil {
+		f()
+		return nil
+	}
+	return l.e.ns.do(l.p.cfg.host, f)
+}
+
+// release gives the hold back; the namespace ends netIdle after its last
+// hold is given back unless a jail takes one again. Idempotent.
+func (l *netLease) release() {
+	if l == nil {
+		return
+	}
+	l.once.Do(func() {
+		p := l.p
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if l.e.refs--; l.e.refs == 0 && p.nets[l.key] == l.e {
+			e := l.e
+			e.timer = time.AfterFunc(p.idle, func() { p.expire(l.key, e) })
+		}
+	})
+}
+
+// expire ends e unless a jail took a hold on it meanwhile.
+func (p *netPool) expire(key string, e *netEntry) {
+	p.mu.Lock()
+	if e.refs > 0 || p.nets[key] != e {
+		p.mu.Unlock()
+		return
+	}
+	delete(p.nets, key)
+	p.mu.Unlock()
+	e.ns.close()
+}
+
+// closeIdle ends every namespace no jail is in; the others end after
+// their last jail, as before.
+func (p *netPool) closeIdle() {
+	if p == nil {
+		return
+	}
+	var idle []*runNS
+	p.mu.Lock()
+	for k, e := range p.nets {
+		if e.refs == 0 {
+			if e.timer != nil {
+				e.timer.Stop()
+			}
+			delete(p.nets, k)
+			idle = append(idle, e.ns)
+		}
+	}
+	p.mu.Unlock()
+	for _, n := range idle {
+		n.close()
+	}
+}
+
+// initNetwork sets s's network mode from cfg; for public it finds pasta
+// and keeps the bot's own namespace to come back to (netPool).
+func (s *Sandbox) initNetwork(cfg Config) error {
+	s.network = cfg.Network.orDefault()
+	switch s.network {
+	case NetworkNone, NetworkHost:
+		return nil
+	case NetworkPublic:
+	default:
+		return fmt.Errorf("sandbox: network %q: write public, none or host", cfg.Network)
+	}
+	pasta, err := findTool(cfg.Pasta, "pasta", cfg.PATH, PastaFix)
+	if err != nil {
+		return err
+	}
+	if os.Geteuid() != 0 {
+		return fmt.Errorf("sandbox: network public needs the bot to run as root for now (it makes each run's " +
+			"network namespace itself); set sandbox.network: none, or host (insecure)")
+	}
+	host, err := openOwnNetns()
+	if err != nil {
+		return err
+	}
+	s.nets = newNetPool(netConfig{pasta: pasta, allow: cfg.NetworkAllow, host: host})
+	return nil
+}
+
+// PastaFix is how to install pasta, for messages that ask for it.
+const PastaFix = "install passt, which has pasta (Debian and Ubuntu: apt-get install passt; Fedora: dnf install passt; " +
+	"or run scripts/install-sandbox.sh), or set sandbox.network: none (loopback only)"
