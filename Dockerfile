@@ -32,7 +32,7 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
 
 FROM ${RUNTIME_BASE}
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git bubblewrap ca-certificates tini \
+ && apt-get install -y --no-install-recommends git bubblewrap passt ca-certificates tini \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --gid 10001 kilroy \
  && useradd --uid 10001 --gid 10001 --create-home --home-dir /home/kilroy --shell /usr/sbin/nologin kilroy \

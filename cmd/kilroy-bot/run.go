@@ -188,15 +188,32 @@ func (f *localFlags) sandbox(host map[string]string, stderr io.Writer) *sandbox.
 	if err != nil {
 		dataDir = f.dataDir
 	}
-	s, err := sandbox.New(sandbox.Config{PATH: host["PATH"], StateDir: filepath.Join(dataDir, "sandbox"), Hidden: []string{dataDir}})
-	if err == nil {
-		err = s.SelfTest(context.Background())
+	cfg := sandbox.Config{PATH: host["PATH"], StateDir: filepath.Join(dataDir, "sandbox"), Hidden: []string{dataDir}}
+	s, err := newLocalSandbox(cfg)
+	if errors.Is(err, sandbox.ErrNetwork) {
+		// A local run is the user's own machine and code: without pasta (or
+		// as a user who may not make the run's namespace) its nodes keep
+		// the machine's network, as they did before network public.
+		fmt.Fprintf(stderr, "kilroy-bot: nodes share this machine's network (its loopback services too): %v\n", err)
+		cfg.Network = sandbox.NetworkHost
+		s, err = newLocalSandbox(cfg)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "kilroy-bot: nodes run without a sandbox: %v\n", err)
 		return nil
 	}
 	return s
+}
+
+// newLocalSandbox makes the sandbox of a local run and self-tests it.
+func newLocalSandbox(cfg sandbox.Config) (*sandbox.Sandbox, error) {
+	s, err := sandbox.New(cfg)
+	if err == nil {
+		if err = s.SelfTest(context.Background()); err != nil {
+			s.Close()
+		}
+	}
+	return s, err
 }
 
 // loadAgents reads the `agents:` configuration of a local run from a file

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -116,6 +117,11 @@ func newSandbox(ctx context.Context, c serveConfig, host map[string]string) (*sa
 	if err == nil && !s.ProcessLimitHolds() {
 		loggerFrom(ctx).WarnContext(ctx, "sandbox: the process limit does not hold: serve runs as root and may create no cgroup; "+
 			"run it as a non-root user or give it a writable cgroup (docs/serve.md §11)")
+	}
+	if errors.Is(err, sandbox.ErrNetwork) {
+		return nil, fmt.Errorf("%w\nsandbox.network is public (the default): every run gets a network namespace of its own, "+
+			"reached only through pasta; install passt (scripts/install-sandbox.sh), or set sandbox.network: none "+
+			"(loopback only) or host (nodes share the host's network, insecure) in %s", err, c.ConfigFile)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w\nserve runs every pipeline node in a sandbox and will not start without one; "+

@@ -1,8 +1,11 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
+	"os"
+	"runtime"
 	"strings"
 )
 
@@ -96,4 +99,40 @@ func runOf(workspace, managedRoots string) string {
 		return managedRoots
 	}
 	return workspace
+}
+
+// ErrNetwork matches the errors of network public's set-up (no pasta, not
+// root, a namespace pasta could not configure), so that a caller can fall
+// back to another mode (kilroy-bot run does) or say which setting fixes
+// it.
+var ErrNetwork = errors.New("sandbox: network public is unavailable")
+
+// netError is an error of network public's set-up; its message is err's.
+type netError struct{ err error }
+
+func (e *netError) Error() string        { return e.err.Error() }
+func (e *netError) Unwrap() error        { return e.err }
+func (e *netError) Is(target error) bool { return target == ErrNetwork }
+
+func networkError(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &netError{err}
+}
+
+// checkNetns checks a self-test jail's network namespace, link being its
+// /proc/self/ns/net: the bot's own only with network host.
+func (s *Sandbox) checkNetns(link string) error {
+	runtime.LockOSThread() // a thread of the bot's namespace, not one in do
+	own, err := os.Readlink("/proc/thread-self/ns/net")
+	runtime.UnlockOSThread()
+	if err != nil {
+		return fmt.Errorf("sandbox self-test: %w", err)
+	}
+	if shared := link == own; shared != (s.network == NetworkHost) {
+		return networkError(fmt.Errorf("sandbox self-test: the jail's network namespace is %q, the bot's %q, with network %s",
+			link, own, s.network))
+	}
+	return nil
 }

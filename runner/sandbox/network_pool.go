@@ -66,6 +66,7 @@ func (p *netPool) lease(run string) (*netLease, error) {
 	p.mu.Unlock()
 	if !ok {
 		e.ns, e.err = newRunNS(p.cfg)
+		e.err = networkError(e.err)
 		close(e.ready)
 	}
 	<-e.ready
@@ -156,11 +157,11 @@ func (s *Sandbox) initNetwork(cfg Config) error {
 	}
 	pasta, err := findTool(cfg.Pasta, "pasta", cfg.PATH, PastaFix)
 	if err != nil {
-		return err
+		return networkError(err)
 	}
 	if os.Geteuid() != 0 {
-		return fmt.Errorf("sandbox: network public needs the bot to run as root for now (it makes each run's " +
-			"network namespace itself); set sandbox.network: none, or host (insecure)")
+		return networkError(fmt.Errorf("sandbox: network public needs the bot to run as root for now (it makes each run's " +
+			"network namespace itself); set sandbox.network: none, or host (insecure)"))
 	}
 	host, err := openOwnNetns()
 	if err != nil {

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -385,5 +386,27 @@ func TestNetworkInterfaces(t *testing.T) {
 		if len(ifs) != want || !slices.Contains(ifs, "lo") {
 			t.Errorf("network %s: interfaces %q, want lo and %d in all", network, ifs, want)
 		}
+	}
+}
+
+// A pasta that cannot configure the namespace fails the self-test with an
+// error ErrNetwork matches, and a missing one fails New so, naming the
+// package to install.
+func TestNetworkPublicWithoutPasta(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("network public needs root")
+	}
+	cfg := Config{Network: NetworkPublic, PATH: HostEnv()["PATH"], StateDir: t.TempDir(), Pasta: "/bin/false"}
+	s, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if err := s.SelfTest(context.Background()); !errors.Is(err, ErrNetwork) {
+		t.Errorf("self-test with a failing pasta: %v, want an error matching ErrNetwork", err)
+	}
+	cfg.Pasta, cfg.PATH = "", t.TempDir()
+	if _, err := New(cfg); !errors.Is(err, ErrNetwork) || !strings.Contains(err.Error(), "apt-get install passt") {
+		t.Errorf("New without pasta: %v, want an ErrNetwork naming passt", err)
 	}
 }
