@@ -13,16 +13,26 @@ import (
 const netIdle = 30 * time.Second
 
 // netPool holds the network namespaces of a Sandbox's runs (network
-// public), keyed by Jail.Run. A run's namespace is made when its first
-// jail starts (pasta's start is a run's cost, not a node's), shared by
-// its jails, and ended netIdle after its last jail ended, or at Close
-// when none is in it.
+// public), keyed by Jail.Run. A run's namespace is given to it when its
+// first jail starts, shared by its jails, and ended netIdle after its
+// last jail ended, or at Close when none is in it.
+//
+// Making one (pasta's start, above all) takes tens of milliseconds, so
+// the pool keeps one made ahead, a spare that no jail has been in, and a
+// new run takes it; the pool makes the next in the background. It makes
+// the first spare only once a run asked for a namespace, ends an unused
+// one after netIdle (the host's addresses it blocks may have changed),
+// and makes none after Close.
 type netPool struct {
 	cfg  netConfig
 	idle time.Duration
 
-	mu   sync.Mutex
-	nets map[string]*netEntry
+	mu         sync.Mutex
+	nets       map[string]*netEntry
+	spare      *runNS
+	spareTimer *time.Timer
+	making     bool // a spare is being made
+	closed     bool
 }
 
 type netEntry struct {
@@ -65,7 +75,7 @@ func (p *netPool) lease(run string) (*netLease, error) {
 	}
 	p.mu.Unlock()
 	if !ok {
-		e.ns, e.err = newRunNS(p.cfg)
+		e.ns, e.err = p.takeSpare()
 		e.err = networkError(e.err)
 		close(e.ready)
 	}
@@ -109,6 +119,54 @@ func (l *netLease) release() {
 	})
 }
 
+// takeSpare returns the spare namespace, or a new one when there is none
+// ready, and has the next spare made.
+func (p *netPool) takeSpare() (*runNS, error) {
+	p.mu.Lock()
+	n := p.spare
+	p.spare = nil
+	if p.spareTimer != nil {
+		p.spareTimer.Stop()
+	}
+	refill := !p.making && !p.closed
+	p.making = p.making || refill
+	p.mu.Unlock()
+	if refill {
+		go p.makeSpare()
+	}
+	if n != nil {
+		return n, nil
+	}
+	return newRunNS(p.cfg)
+}
+
+// makeSpare makes the pool's spare namespace.
+func (p *netPool) makeSpare() {
+	n, err := newRunNS(p.cfg)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.making = false
+	if err != nil {
+		return // the next run makes its own, and tries again after
+	}
+	if p.closed || p.spare != nil {
+		go n.close()
+		return
+	}
+	p.spare = n
+	p.spareTimer = time.AfterFunc(p.idle, func() {
+		p.mu.Lock()
+		unused := p.spare == n
+		if unused {
+			p.spare = nil
+		}
+		p.mu.Unlock()
+		if unused {
+			n.close()
+		}
+	})
+}
+
 // expire ends e unless a jail took a hold on it meanwhile.
 func (p *netPool) expire(key string, e *netEntry) {
 	p.mu.Lock()
@@ -121,14 +179,20 @@ func (p *netPool) expire(key string, e *netEntry) {
 	e.ns.close()
 }
 
-// closeIdle ends every namespace no jail is in; the others end after
-// their last jail, as before.
+// closeIdle ends every namespace no jail is in, and the spare, and makes
+// no spare after; the others end after their last jail, as before.
 func (p *netPool) closeIdle() {
 	if p == nil {
 		return
 	}
 	var idle []*runNS
 	p.mu.Lock()
+	p.closed = true
+	if p.spare != nil {
+		p.spareTimer.Stop()
+		idle = append(idle, p.spare)
+		p.spare = nil
+	}
 	for k, e := range p.nets {
 		if e.refs == 0 {
 			if e.timer != nil {
