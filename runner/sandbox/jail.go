@@ -62,6 +62,7 @@ type Sandbox struct {
 	readOnly []string
 	etc      string   // the /etc nodes see (etcView)
 	etcLock  *os.File // holds etc for the Sandbox's life
+	resolv   string   // the resolv.conf nodes see with network public (writeResolv)
 	paths    *pathCache
 	cgroups  *cgroupRoot
 	spares   *sparePool
@@ -102,6 +103,11 @@ func New(cfg Config) (*Sandbox, error) {
 	}
 	if s.etc, s.etcLock, err = etcView(cfg.StateDir, "/etc", s.hidden); err != nil {
 		return nil, err
+	}
+	if s.nets != nil {
+		if s.resolv, err = writeResolv(cfg.StateDir); err != nil {
+			return nil, err
+		}
 	}
 	s.cgroups = findCgroupRoot(s.limits)
 	s.spareShell = spareShellVisible(s.hidden)

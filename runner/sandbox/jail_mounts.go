@@ -63,6 +63,9 @@ func (j *Jail) plan(env []string) ([]mount, error) {
 			ms = append(ms, mount{kind: mROBind, src: d, dst: d})
 		}
 	}
+	if s.resolv != "" {
+		ms = append(ms, mount{kind: mROBind, src: s.resolv, dst: "/etc/resolv.conf"})
+	}
 	ms = append(ms, mount{kind: mTmpfs, dst: "/tmp"}, mount{kind: mSymlink, src: "/tmp", dst: "/var/tmp"})
 	if home, ok := Lookup(env, "HOME"); ok && filepath.IsAbs(home) && home != "/" {
 		if h := s.paths.resolve(home).canon; !j.writable(h) {

@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 )
 
 // Network is what a jail's network namespace reaches (sandbox.network in
@@ -135,4 +138,16 @@ func (s *Sandbox) checkNetns(link string) error {
 			link, own, s.network))
 	}
 	return nil
+}
+
+// writeResolv writes the resolv.conf of network public's jails into
+// stateDir and returns its path: DNSForward is their only name server.
+// Each jail binds it over its /etc/resolv.conf, whatever its root.
+func writeResolv(stateDir string) (string, error) {
+	p := filepath.Join(stateDir, "resolv-public.conf")
+	body := "# kilroy-bot: pasta forwards these queries to the host's name server\nnameserver " + DNSForward.String() + "\n"
+	if err := safefile.WriteFile(p, []byte(body)); err != nil {
+		return "", fmt.Errorf("sandbox: %w", err)
+	}
+	return p, nil
 }

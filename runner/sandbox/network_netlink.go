@@ -94,10 +94,11 @@ func (r *rtnl) linkUp(index int32) error {
 // route is one route of the main table, as far as the namespace's set-up
 // needs to know.
 type route struct {
-	dst  netip.Prefix
-	gw   netip.Addr // invalid when none
-	oif  uint32
-	kind uint8 // RTN_UNICAST, RTN_UNREACHABLE, ...
+	dst   netip.Prefix
+	gw    netip.Addr // invalid when none
+	oif   uint32
+	kind  uint8 // RTN_UNICAST, RTN_UNREACHABLE, ...
+	table uint8 // 0 is the main table
 }
 
 // routes lists the main table's routes of family (AF_INET or AF_INET6).
@@ -161,7 +162,11 @@ func (r *rtnl) changeRoute(typ, flags uint16, rt route) error {
 	if rt.dst.Addr().Is6() {
 		family = unix.AF_INET6
 	}
-	rtm := unix.RtMsg{Family: family, Dst_len: uint8(rt.dst.Bits()), Table: unix.RT_TABLE_MAIN,
+	table := rt.table
+	if table == 0 {
+		table = unix.RT_TABLE_MAIN
+	}
+	rtm := unix.RtMsg{Family: family, Dst_len: uint8(rt.dst.Bits()), Table: table,
 		Protocol: unix.RTPROT_STATIC, Scope: unix.RT_SCOPE_UNIVERSE, Type: rt.kind}
 	if typ == unix.RTM_DELROUTE {
 		rtm.Protocol, rtm.Scope, rtm.Type = 0, unix.RT_SCOPE_NOWHERE, 0
@@ -182,6 +187,28 @@ func (r *rtnl) changeRoute(typ, flags uint16, rt route) error {
 	}
 	if _, err := r.exchange(typ, flags, body); err != nil {
 		return fmt.Errorf("route %s: %w", rt.dst, err)
+	}
+	return nil
+}
+
+// addPortRule adds a policy routing rule: packets of protocol proto
+// (unix.IPPROTO_UDP, ...) to dst on port look their route up in table,
+// before the main table (priority prio).
+func (r *rtnl) addPortRule(dst netip.Prefix, proto uint8, port uint16, table uint8, prio uint32) error {
+	family := uint8(unix.AF_INET)
+	if dst.Addr().Is6() {
+		family = unix.AF_INET6
+	}
+	// struct fib_rule_hdr: family, dst_len, src_len, tos, table, res1,
+	// res2, action, flags.
+	body := []byte{family, uint8(dst.Bits()), 0, 0, table, 0, 0, unix.FR_ACT_TO_TBL, 0, 0, 0, 0}
+	body = appendAttr(body, unix.FRA_DST, dst.Addr().AsSlice())
+	body = appendAttr(body, unix.FRA_PRIORITY, binary.NativeEndian.AppendUint32(nil, prio))
+	body = appendAttr(body, unix.FRA_IP_PROTO, []byte{proto})
+	ports := binary.NativeEndian.AppendUint16(binary.NativeEndian.AppendUint16(nil, port), port)
+	body = appendAttr(body, unix.FRA_DPORT_RANGE, ports)
+	if _, err := r.exchange(unix.RTM_NEWRULE, unix.NLM_F_CREATE|unix.NLM_F_EXCL, body); err != nil {
+		return fmt.Errorf("rule to %s port %d: %w", dst, port, err)
 	}
 	return nil
 }

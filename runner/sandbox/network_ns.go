@@ -100,7 +100,8 @@ func makeNetns() (ns *os.File, r *rtnl, err error) {
 // interface is up with the host's addresses and default routes, and
 // before it serves. Nothing is forwarded in either direction but the
 // namespace's own connections out (-t, -u, -T, -U none), its gateway is
-// not the host (--no-map-gw), and it offers no DHCP. It runs as the bot
+// not the host (--no-map-gw), and it offers no DHCP. UDP queries to
+// DNSForward's port 53 go to the host's name server (see DNSForward). It runs as the bot
 // (--runas, or as root it would drop to nobody, who cannot join the
 // namespace) and is killed if the bot dies.
 func (n *runNS) startPasta(pasta string) error {
@@ -112,7 +113,7 @@ func (n *runNS) startPasta(pasta string) error {
 	args := []string{"--quiet", "--foreground", "--config-net", "--no-netns-quit",
 		"--netns", "/proc/self/fd/3", "--pid", "/proc/self/fd/4",
 		"-t", "none", "-u", "none", "-T", "none", "-U", "none",
-		"--no-map-gw", "--no-dhcp", "--no-dhcpv6"}
+		"--no-map-gw", "--no-dhcp", "--no-dhcpv6", "--dns-forward", DNSForward.String()}
 	if os.Geteuid() == 0 {
 		args = append(args, "--runas", "0:0")
 	}

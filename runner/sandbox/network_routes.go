@@ -34,6 +34,28 @@ var blockedPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("fe80::/10"),
 }
 
+// DNSForward is the name server of network public's jails (their
+// /etc/resolv.conf names it): pasta (--dns-forward) sends the UDP queries
+// a node sends it to the first name server of the host's
+// /etc/resolv.conf, from the bot's own namespace, so that nodes resolve
+// names as the host does even where its resolver is on a loopback or
+// private address (systemd-resolved's 127.0.0.53, Docker's 127.0.0.11, a
+// cloud's 10.x or 169.254.x resolver), which the namespace's routes
+// block. The address is link-local, blocked like the rest of
+// 169.254.0.0/16: one policy routing rule lets UDP to its port 53 alone
+// through to pasta (dnsRule), so that nothing else sent to it reaches
+// whatever has that address on the host's link. pasta of 2023 does not
+// forward DNS over TCP, so a TCP query to it is refused at once, as is
+// every other port and protocol.
+var DNSForward = netip.MustParseAddr("169.254.1.1")
+
+// The routing table and rule priority that let DNS queries to DNSForward
+// through (dnsRule).
+const (
+	dnsTable    = 53
+	dnsRulePrio = 100
+)
+
 // routePlan is what the run's namespace routes besides its default
 // routes: unreachable ones for block, and ones through the default
 // gateway for open, the operator's allowed ranges that a blocked prefix
@@ -114,6 +136,11 @@ func applyRoutes(r *rtnl, plan routePlan) error {
 			return err
 		}
 	}
+	if gw, ok := gws[false]; ok {
+		if err := dnsRule(r, gw); err != nil {
+			return err
+		}
+	}
 	for _, a := range plan.open {
 		gw, ok := gws[a.Addr().Is6()]
 		if !ok {
@@ -124,4 +151,15 @@ func applyRoutes(r *rtnl, plan routePlan) error {
 		}
 	}
 	return nil
+}
+
+// dnsRule routes UDP to DNSForward's port 53 through gw, pasta, in a
+// table of its own that a rule consults for those packets only; every
+// other packet to DNSForward meets the main table's unreachable route.
+func dnsRule(r *rtnl, gw route) error {
+	dst := netip.PrefixFrom(DNSForward, 32)
+	if err := r.addRoute(route{dst: dst, gw: gw.gw, oif: gw.oif, kind: unix.RTN_UNICAST, table: dnsTable}); err != nil {
+		return err
+	}
+	return r.addPortRule(dst, unix.IPPROTO_UDP, 53, dnsTable, dnsRulePrio)
 }

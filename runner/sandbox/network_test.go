@@ -184,16 +184,20 @@ func python(t *testing.T, j *Jail, program string, args ...string) string {
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	_, err := Run(ctx, Cmd{Argv: append([]string{"/usr/bin/python3", "-c", program}, args...), Dir: j.Workspace,
+	res, err := Run(ctx, Cmd{Argv: append([]string{"/usr/bin/python3", "-c", program}, args...), Dir: j.Workspace,
 		Env: jailEnv(), Stdout: &out, Stderr: &out, Jail: j})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if res.ExitCode != 0 {
+		t.Fatalf("python3 in the jail: %+v; output:\n%s", res, out.String())
 	}
 	return out.String()
 }
 
 // netProbe is a python3 program that tries each of its arguments,
-// "tcp:ADDR:PORT", "udp:ADDR:PORT" or "unix:@NAME" after the first, and
+// "tcp:ADDR:PORT", "udp:ADDR:PORT", "unix:@NAME", "dns:NAME" (resolved as
+// every program does) or "resolv" (its name server) after the first, and
 // prints one line for each: the reply, or the error; and first "ROUTES"
 // if the run's namespace has its unreachable route for 10.0.0.0/8. With
 // the first argument need-routes it tries nothing without that route:
@@ -209,7 +213,11 @@ for arg in sys.argv[2:]:
     kind, _, rest = arg.partition(":")
     start = time.monotonic()
     try:
-        if kind == "unix":
+        if kind == "resolv":
+            got = [l for l in open("/etc/resolv.conf").read().split("\n") if l.startswith("nameserver")][0]
+        elif kind == "dns":
+            got = socket.gethostbyname(rest)
+        elif kind == "unix":
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             s.settimeout(5)
             s.connect("\0" + rest[1:])
