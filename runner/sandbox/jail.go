@@ -35,8 +35,11 @@ type Config struct {
 	NetworkAllow []netip.Prefix
 	// Pasta is pasta's program (NetworkPublic); empty means pasta looked up
 	// in PATH.
-	Pasta  string
-	Limits Limits
+	Pasta string
+	// Nsenter is nsenter's program, which a bot that is not root needs
+	// for NetworkPublic; empty means nsenter looked up in PATH.
+	Nsenter string
+	Limits  Limits
 	// Hidden are absolute paths no node may see, whatever else is mounted:
 	// the data dir, the App key file, the webhook secret file, the server
 	// config, the bot's own git HOME.

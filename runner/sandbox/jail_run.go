@@ -35,13 +35,14 @@ func (j *Jail) start(c Cmd, argv []string, waitDelay time.Duration) (*proc, erro
 	return j.startColdInNet(c, argv, opts, waitDelay)
 }
 
-// startCold starts a fresh bwrap with opts and argv on its command line.
-func (j *Jail) startCold(c Cmd, argv, opts []string, waitDelay time.Duration) (*proc, error) {
+// startCold starts a fresh bwrap with opts and argv on its command line,
+// through enter if not empty (netLease.enter).
+func (j *Jail) startCold(c Cmd, argv, opts []string, waitDelay time.Duration, enter []string) (*proc, error) {
 	js, err := newJailStart(j.Sandbox, 0)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
 	}
-	full := coldArgv(j.Sandbox.bwrap, opts, argv)
+	full := slices.Concat(enter, coldArgv(j.Sandbox.bwrap, opts, argv))
 	cmd := exec.Command(full[0])
 	cmd.Args = full
 	cmd.ExtraFiles = js.childFiles()

@@ -21,9 +21,10 @@ const pastaTimeout = 30 * time.Second
 
 // netConfig is what every run's namespace is made from.
 type netConfig struct {
-	pasta string         // pasta's program
-	allow []netip.Prefix // sandbox.network_allow
-	host  *os.File       // the bot's own network namespace, to come back to
+	pasta   string         // pasta's program
+	nsenter string         // nsenter's program, for a bot that is not root (network_user.go)
+	allow   []netip.Prefix // sandbox.network_allow
+	host    *os.File       // the bot's own network namespace, to come back to
 }
 
 // runNS is one run's network namespace and the pasta that connects it.
@@ -33,6 +34,13 @@ type runNS struct {
 	ns     *os.File // holds the namespace while the bot has it
 	pasta  *exec.Cmd
 	exited chan struct{} // closed once pasta is reaped
+	// A bot that is not root: the holder of the user and network
+	// namespaces (network_user.go), and the command line prefix that
+	// starts a program inside them.
+	holder       *exec.Cmd
+	holderIn     io.Closer
+	holderExited chan struct{}
+	enter        []string
 }
 
 // newRunNS makes a network namespace, has pasta connect it and blocks in
@@ -41,15 +49,19 @@ type runNS struct {
 //
 // The namespace belongs to the bot's user namespace, not a jail's: jail
 // users have no capability over it, so no node can change its routes.
-// Making it needs CAP_SYS_ADMIN, which the bot has as root.
+// Making it needs CAP_SYS_ADMIN, which the bot has as root; a bot that
+// is not root makes a user namespace around it (newUserRunNS).
 func newRunNS(cfg netConfig) (*runNS, error) {
+	if os.Geteuid() != 0 {
+		return newUserRunNS(cfg)
+	}
 	ns, r, err := makeNetns()
 	if err != nil {
 		return nil, err
 	}
 	defer r.close()
 	n := &runNS{ns: ns}
-	if err := n.startPasta(cfg.pasta); err != nil {
+	if err := n.startPasta(cfg.pasta, nil); err != nil {
 		ns.Close()
 		return nil, err
 	}
@@ -101,19 +113,27 @@ func makeNetns() (ns *os.File, r *rtnl, err error) {
 // before it serves. Nothing is forwarded in either direction but the
 // namespace's own connections out (-t, -u, -T, -U none), its gateway is
 // not the host (--no-map-gw), and it offers no DHCP. UDP queries to
-// DNSForward's port 53 go to the host's name server (see DNSForward). It runs as the bot
-// (--runas, or as root it would drop to nobody, who cannot join the
-// namespace) and is killed if the bot dies.
-func (n *runNS) startPasta(pasta string) error {
+// DNSForward's port 53 go to the host's name server (see DNSForward).
+// It runs as the bot (--runas, or as root it would drop to nobody, who cannot join the
+// namespace) and is killed if the bot dies. userns, if not nil, is the
+// user namespace that owns the network namespace (a holder's), which
+// pasta joins to configure it.
+func (n *runNS) startPasta(pasta string, userns *os.File) error {
 	pidR, pidW, err := os.Pipe()
 	if err != nil {
 		return fmt.Errorf("sandbox: pasta: %w", err)
 	}
 	defer pidR.Close()
-	args := []string{"--quiet", "--foreground", "--config-net", "--no-netns-quit",
-		"--netns", "/proc/self/fd/3", "--pid", "/proc/self/fd/4",
+	files := []*os.File{n.ns, pidW}
+	args := []string{"--quiet", "--foreground", "--config-net", "--no-netns-quit"}
+	if userns != nil {
+		// Before --netns, which without it means that namespace only.
+		args = append(args, "--userns", "/proc/self/fd/5")
+		files = append(files, userns)
+	}
+	args = append(args, "--netns", "/proc/self/fd/3", "--pid", "/proc/self/fd/4",
 		"-t", "none", "-u", "none", "-T", "none", "-U", "none",
-		"--no-map-gw", "--no-dhcp", "--no-dhcpv6", "--dns-forward", DNSForward.String()}
+		"--no-map-gw", "--no-dhcp", "--no-dhcpv6", "--dns-forward", DNSForward.String())
 	if os.Geteuid() == 0 {
 		args = append(args, "--runas", "0:0")
 	}
@@ -121,7 +141,7 @@ func (n *runNS) startPasta(pasta string) error {
 	cmd.Env = []string{}
 	errTail := NewTail(4 << 10)
 	cmd.Stdout, cmd.Stderr = errTail, errTail
-	cmd.ExtraFiles = []*os.File{n.ns, pidW}
+	cmd.ExtraFiles = files
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	err = cmd.Start()
 	pidW.Close()
@@ -156,7 +176,14 @@ func (n *runNS) stopPasta() {
 // removes once no jail is in it either.
 func (n *runNS) close() {
 	n.stopPasta()
-	n.ns.Close()
+	if n.holder != nil {
+		n.holderIn.Close()
+		n.holder.Process.Kill()
+		<-n.holderExited
+	}
+	if n.ns != nil {
+		n.ns.Close()
+	}
 }
 
 // do runs f, which starts a process, on a thread inside the namespace, so
@@ -165,6 +192,10 @@ func (n *runNS) close() {
 // goroutine instead of serving the bot from the run's namespace (and a
 // bwrap it started dies with it: --die-with-parent).
 func (n *runNS) do(host *os.File, f func()) error {
+	if n.enter != nil {
+		f() // the process starts through nsenter (n.enter)
+		return nil
+	}
 	var err error
 	done := make(chan struct{})
 	go func() {

@@ -102,6 +102,15 @@ func (l *netLease) do(f func()) error {
 	return l.e.ns.do(l.p.cfg.host, f)
 }
 
+// enter is the command line prefix that starts a program inside the
+// lease's namespace (a bot that is not root), or nil where do suffices.
+func (l *netLease) enter() []string {
+	if l == nil {
+		return nil
+	}
+	return l.e.ns.enter
+}
+
 // release gives the hold back; the namespace ends netIdle after its last
 // hold is given back unless a jail takes one again. Idempotent.
 func (l *netLease) release() {
@@ -223,18 +232,29 @@ func (s *Sandbox) initNetwork(cfg Config) error {
 	if err != nil {
 		return networkError(err)
 	}
+	nc := netConfig{pasta: pasta, allow: cfg.NetworkAllow}
 	if os.Geteuid() != 0 {
-		return networkError(fmt.Errorf("sandbox: network public needs the bot to run as root for now (it makes each run's " +
-			"network namespace itself); set sandbox.network: none, or host (insecure)"))
+		// Each run's namespaces have a holder (network_user.go), which
+		// jails enter through nsenter.
+		if nc.nsenter, err = findTool(cfg.Nsenter, "nsenter", cfg.PATH, NsenterFix); err != nil {
+			return networkError(err)
+		}
+		if _, err := os.Executable(); err != nil {
+			return networkError(fmt.Errorf("sandbox: the bot's own program, which holds each run's namespaces: %w", err))
+		}
 	}
-	host, err := openOwnNetns()
-	if err != nil {
+	if nc.host, err = openOwnNetns(); err != nil {
 		return err
 	}
-	s.nets = newNetPool(netConfig{pasta: pasta, allow: cfg.NetworkAllow, host: host})
+	s.nets = newNetPool(nc)
 	return nil
 }
 
 // PastaFix is how to install pasta, for messages that ask for it.
 const PastaFix = "install passt, which has pasta (Debian and Ubuntu: apt-get install passt; Fedora: dnf install passt; " +
 	"or run scripts/install-sandbox.sh), or set sandbox.network: none (loopback only)"
+
+// NsenterFix is how to install nsenter, which a bot that is not root
+// needs for network public.
+const NsenterFix = "install util-linux, which has nsenter (Debian and Ubuntu: apt-get install util-linux), " +
+	"or set sandbox.network: none (loopback only)"

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -16,7 +17,7 @@ func (j *Jail) startColdInNet(c Cmd, argv, opts []string, waitDelay time.Duratio
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
 	}
-	if derr := lease.do(func() { p, err = j.startCold(c, argv, opts, waitDelay) }); derr != nil {
+	if derr := lease.do(func() { p, err = j.startCold(c, argv, opts, waitDelay, lease.enter()) }); derr != nil {
 		err = derr
 	}
 	if err != nil {
@@ -34,7 +35,7 @@ func (s *Sandbox) startPipedInNet(run string, argv, env []string) (sp *spare, er
 	if err != nil {
 		return nil, err
 	}
-	if derr := lease.do(func() { sp, err = s.startPiped(argv, env, 0) }); derr != nil {
+	if derr := lease.do(func() { sp, err = s.startPiped(slices.Concat(lease.enter(), argv), env, 0) }); derr != nil {
 		err = derr
 	}
 	if err != nil {
