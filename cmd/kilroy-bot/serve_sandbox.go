@@ -120,7 +120,8 @@ func newSandbox(ctx context.Context, c serveConfig, host map[string]string) (*sa
 	}
 	if errors.Is(err, sandbox.ErrNetwork) {
 		return nil, fmt.Errorf("%w\nsandbox.network is public (the default): every run gets a network namespace of its own, "+
-			"reached only through pasta; install passt (scripts/install-sandbox.sh), or set sandbox.network: none "+
+			"reached only through pasta; install passt (scripts/install-sandbox.sh; as a user other than root, pasta "+
+			"needs a /dev/net/tun that user may open, in a container --device /dev/net/tun), or set sandbox.network: none "+
 			"(loopback only) or host (nodes share the host's network, insecure) in %s", err, c.ConfigFile)
 	}
 	if err != nil {
