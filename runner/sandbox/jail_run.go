@@ -25,7 +25,7 @@ func (j *Jail) start(c Cmd, argv []string, waitDelay time.Duration) (*proc, erro
 			p.prewarmed = true
 			return p, nil
 		}
-		if sp := s.takeSpare(); sp != nil {
+		if sp := s.takeSpare(j.Run); sp != nil {
 			if p, err := sp.launch(c, spareOpts); err == nil {
 				return p, nil
 			}

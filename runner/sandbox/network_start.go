@@ -46,12 +46,13 @@ func (s *Sandbox) startPipedInNet(run string, argv, env []string) (sp *spare, er
 	return sp, nil
 }
 
-// takeSpare is a spare jail for a Run, or nil. Spares are started before
-// anyone knows their run, so in the bot's namespace: with network public
-// a jail never starts from one.
-func (s *Sandbox) takeSpare() *spare {
+// takeSpare is a spare jail for a Run of run, or nil. The Sandbox's own
+// spares are started before anyone knows their run, so in the bot's
+// namespace: with network public a jail takes one of its run's spares
+// instead, started inside the run's namespace (netPool.spareJail).
+func (s *Sandbox) takeSpare(run string) *spare {
 	if s.nets != nil {
-		return nil
+		return s.nets.spareJail(run)
 	}
 	return s.spares.take()
 }

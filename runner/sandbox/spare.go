@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"syscall"
 	"time"
 
@@ -26,12 +27,22 @@ type spare struct {
 // stdin /dev/null and pipes for its output, and moves it into a fresh
 // node cgroup pair. Its pids.max is one above the process limit: bwrap's
 // monitor, which cold jails keep outside, counts there too.
-func (s *Sandbox) makeSpare() (*spare, error) {
+func (s *Sandbox) makeSpare() (*spare, error) { return s.makeSpareIn(nil) }
+
+// makeSpareIn is makeSpare inside the run's namespace n (network public),
+// or where the bot is for nil.
+func (s *Sandbox) makeSpareIn(n *runNS) (sp *spare, err error) {
 	argsR, argsW, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: spare jail: %w", err)
 	}
-	sp, err := s.startPiped(spareArgv(s.bwrap), nil, 1, argsR)
+	if n == nil {
+		sp, err = s.startPiped(spareArgv(s.bwrap), nil, 1, argsR)
+	} else if derr := n.do(s.nets.cfg.host, func() {
+		sp, err = s.startPiped(slices.Concat(n.enter, spareArgv(s.bwrap)), nil, 1, argsR)
+	}); derr != nil {
+		err = derr
+	}
 	argsR.Close()
 	if err != nil {
 		argsW.Close()

@@ -57,6 +57,16 @@ func (p *sparePool) take() *spare {
 	return sp
 }
 
+// prime has the pool made up as if a Run had just taken a spare.
+func (p *sparePool) prime() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.closed {
+		p.lastTake = time.Now()
+		p.refillLocked()
+	}
+}
+
 // refillLocked starts the filler unless it is at work; p.mu is held.
 func (p *sparePool) refillLocked() {
 	if !p.filling && !p.closed && p.failures < maxSpareFailures {
