@@ -104,10 +104,10 @@ func runOf(workspace, managedRoots string) string {
 	return workspace
 }
 
-// ErrNetwork matches the errors of network public's set-up (no pasta, not
-// root, a namespace pasta could not configure), so that a caller can fall
-// back to another mode (kilroy-bot run does) or say which setting fixes
-// it.
+// ErrNetwork matches the errors of network public's set-up (no pasta, no
+// nsenter or user namespaces for a bot that is not root, a namespace pasta
+// could not configure), so that a caller can fall back to another mode
+// (kilroy-bot run does) or say which setting fixes it.
 var ErrNetwork = errors.New("sandbox: network public is unavailable")
 
 // netError is an error of network public's set-up; its message is err's.
@@ -141,11 +141,11 @@ func (s *Sandbox) checkNetns(link string) error {
 }
 
 // writeResolv writes the resolv.conf of network public's jails into
-// stateDir and returns its path: DNSForward is their only name server.
+// stateDir and returns its path: dnsForward is their only name server.
 // Each jail binds it over its /etc/resolv.conf, whatever its root.
 func writeResolv(stateDir string) (string, error) {
 	p := filepath.Join(stateDir, "resolv-public.conf")
-	body := "# kilroy-bot: pasta forwards these queries to the host's name server\nnameserver " + DNSForward.String() + "\n"
+	body := "# kilroy-bot: pasta forwards these queries to the host's name server\nnameserver " + dnsForward.String() + "\n"
 	if err := safefile.WriteFile(p, []byte(body)); err != nil {
 		return "", fmt.Errorf("sandbox: %w", err)
 	}

@@ -80,7 +80,7 @@ func dnsAnswer(q []byte, name string, addr netip.Addr) (resp []byte, asked strin
 }
 
 // pastaWithResolver is a pasta that reads resolv as the host's
-// /etc/resolv.conf (the name server it forwards DNSForward's queries
+// /etc/resolv.conf (the name server it forwards dnsForward's queries
 // to): a script that starts the host's pasta in a mount namespace of its
 // own with resolv bound there.
 func pastaWithResolver(t *testing.T, resolv string) string {
@@ -119,7 +119,7 @@ func TestNetworkPublicResolvesNames(t *testing.T) {
 	}
 	j := netSandbox(t, Config{Network: NetworkPublic, Pasta: pastaWithResolver(t, resolv)})
 
-	fwd := DNSForward.String()
+	fwd := dnsForward.String()
 	dns := "dns:" + name
 	unreachable := []string{"tcp:" + fwd + ":53", "udp:" + fwd + ":54", "tcp:" + fwd + ":80",
 		"udp:169.254.169.254:53", "udp:10.1.2.3:53", fmt.Sprintf("tcp:%s:80", in.private)}

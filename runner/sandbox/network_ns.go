@@ -86,7 +86,7 @@ func makeNetns() (ns *os.File, r *rtnl, err error) {
 		defer close(done)
 		runtime.LockOSThread() // never unlocked: this thread ends here
 		if err = unix.Unshare(unix.CLONE_NEWNET); err != nil {
-			err = fmt.Errorf("sandbox: make a network namespace (network public needs the bot to run as root): %w", err)
+			err = fmt.Errorf("sandbox: make a network namespace: %w", err)
 			return
 		}
 		if ns, err = os.Open("/proc/thread-self/ns/net"); err != nil {
@@ -113,7 +113,7 @@ func makeNetns() (ns *os.File, r *rtnl, err error) {
 // before it serves. Nothing is forwarded in either direction but the
 // namespace's own connections out (-t, -u, -T, -U none), its gateway is
 // not the host (--no-map-gw), and it offers no DHCP. UDP queries to
-// DNSForward's port 53 go to the host's name server (see DNSForward).
+// dnsForward's port 53 go to the host's name server (see dnsForward).
 // It runs as the bot (--runas, or as root it would drop to nobody, who cannot join the
 // namespace) and is killed if the bot dies. userns, if not nil, is the
 // user namespace that owns the network namespace (a holder's), which
@@ -133,7 +133,7 @@ func (n *runNS) startPasta(pasta string, userns *os.File) error {
 	}
 	args = append(args, "--netns", "/proc/self/fd/3", "--pid", "/proc/self/fd/4",
 		"-t", "none", "-u", "none", "-T", "none", "-U", "none",
-		"--no-map-gw", "--no-dhcp", "--no-dhcpv6", "--dns-forward", DNSForward.String())
+		"--no-map-gw", "--no-dhcp", "--no-dhcpv6", "--dns-forward", dnsForward.String())
 	if os.Geteuid() == 0 {
 		args = append(args, "--runas", "0:0")
 	}

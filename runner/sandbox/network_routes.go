@@ -34,7 +34,7 @@ var blockedPrefixes = []netip.Prefix{
 	netip.MustParsePrefix("fe80::/10"),
 }
 
-// DNSForward is the name server of network public's jails (their
+// dnsForward is the name server of network public's jails (their
 // /etc/resolv.conf names it): pasta (--dns-forward) sends the UDP queries
 // a node sends it to the first name server of the host's
 // /etc/resolv.conf, from the bot's own namespace, so that nodes resolve
@@ -47,9 +47,9 @@ var blockedPrefixes = []netip.Prefix{
 // whatever has that address on the host's link. pasta of 2023 does not
 // forward DNS over TCP, so a TCP query to it is refused at once, as is
 // every other port and protocol.
-var DNSForward = netip.MustParseAddr("169.254.1.1")
+var dnsForward = netip.MustParseAddr("169.254.1.1")
 
-// The routing table and rule priority that let DNS queries to DNSForward
+// The routing table and rule priority that let DNS queries to dnsForward
 // through (dnsRule).
 const (
 	dnsTable    = 53
@@ -153,11 +153,11 @@ func applyRoutes(r *rtnl, plan routePlan) error {
 	return nil
 }
 
-// dnsRule routes UDP to DNSForward's port 53 through gw, pasta, in a
+// dnsRule routes UDP to dnsForward's port 53 through gw, pasta, in a
 // table of its own that a rule consults for those packets only; every
-// other packet to DNSForward meets the main table's unreachable route.
+// other packet to dnsForward meets the main table's unreachable route.
 func dnsRule(r *rtnl, gw route) error {
-	dst := netip.PrefixFrom(DNSForward, 32)
+	dst := netip.PrefixFrom(dnsForward, 32)
 	if err := r.addRoute(route{dst: dst, gw: gw.gw, oif: gw.oif, kind: unix.RTN_UNICAST, table: dnsTable}); err != nil {
 		return err
 	}

@@ -115,7 +115,7 @@ func TestNetworkPublicAsUser(t *testing.T) {
 		t.Fatal("running as root")
 	}
 	targets := strings.Fields(os.Getenv("KILROY_TEST_TARGETS"))
-	fwd := DNSForward.String()
+	fwd := dnsForward.String()
 	blocked := append(targets[1:], "tcp:"+fwd+":53", "tcp:"+fwd+":80", "udp:"+fwd+":54", "tcp:169.254.169.254:80")
 	j := netSandbox(t, Config{Network: NetworkPublic, StateDir: t.TempDir()})
 	checkRunSpares(t, &Jail{Sandbox: j.Sandbox, Workspace: t.TempDir(), Run: "spares"})
