@@ -26,7 +26,8 @@ COPY go.mod go.sum ./
 # podman): a rebuild compiles only what changed, not all of SQLite again.
 RUN --mount=type=cache,target=/go/pkg/mod go mod download
 # The whole checkout, .git included: the go command stamps the version and
-# commit (kilroy-bot version, kilroy_build_info) from it.
+# commit (kilroy-bot version, kilroy_build_info) from it. .dockerignore
+# leaves out build output and deploy/.env, the operator's secrets.
 COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
     CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/kilroy-bot ./cmd/kilroy-bot \

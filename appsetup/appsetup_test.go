@@ -204,3 +204,49 @@ func TestNewChecksURLs(t *testing.T) {
 		}
 	}
 }
+
+// TestHandlerRefusesForeignHost: a request naming another host (a page
+// that rebinds its own name to 127.0.0.1) gets 421 and no form; the
+// flow's own address and localhost on its port get the page.
+func TestHandlerRefusesForeignHost(t *testing.T) {
+	gh := ghapptest.New(t)
+	_, base := startFlow(t, fakeConfig(gh, t.TempDir()))
+	port := base[strings.LastIndex(base, ":")+1:]
+	for host, want := range map[string]int{
+		strings.TrimPrefix(base, "http://"): http.StatusOK,
+		"localhost:" + port:                 http.StatusOK,
+		"evil.example:" + port:              http.StatusMisdirectedRequest,
+		"evil.example":                      http.StatusMisdirectedRequest,
+	} {
+		req, err := http.NewRequest("GET", base+"/", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != want || (want != http.StatusOK) == manifestRE.Match(b) {
+			t.Errorf("Host %s: %d (form shown: %v), want %d", host, resp.StatusCode, manifestRE.Match(b), want)
+		}
+	}
+}
+
+// The setup page says why the App asks for each permission, write access
+// to contents above all, before anyone grants it.
+func TestSetupPageExplainsPermissions(t *testing.T) {
+	gh := ghapptest.New(t)
+	_, base := startFlow(t, fakeConfig(gh, t.TempDir()))
+	page := html.UnescapeString(get(t, base+"/"))
+	for perm, level := range ghapp.Permissions() {
+		if !strings.Contains(page, "<li><code>"+perm+": "+level+"</code>: ") {
+			t.Errorf("the setup page does not say why it asks for %s: %s", perm, level)
+		}
+	}
+	if !strings.Contains(page, "push the run branches (kilroy/run/PIPELINE/RUN_ID)") {
+		t.Errorf("the setup page does not say contents: write is for the run branches:\n%s", page)
+	}
+}

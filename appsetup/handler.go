@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"net/url"
+	"slices"
+	"strings"
 
 	"github.com/kilroy-bot/kilroy-bot/ghapp"
 )
@@ -20,12 +23,38 @@ type httpError struct {
 func (e *httpError) Error() string { return e.err.Error() }
 func (e *httpError) Unwrap() error { return e.err }
 
-// Handler serves the setup page at / and GitHub's redirect at /callback.
+// Handler serves the setup page at / and GitHub's redirect at /callback,
+// to requests for the flow's own host only. The page listens on loopback,
+// but a web page the same browser has open can point a name of its own at
+// 127.0.0.1 (DNS rebinding) and read what answers there: the form with the
+// flow's state. Its requests carry its own name in Host, so they get 421.
 func (f *Flow) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", handle(f.page))
 	mux.Handle("GET /callback", handle(f.callback))
-	return mux
+	hosts := f.hosts()
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !slices.Contains(hosts, strings.ToLower(r.Host)) {
+			render(w, http.StatusMisdirectedRequest, errorPage,
+				fmt.Sprintf("this setup page answers only at %s, not at %q", f.base, r.Host))
+			return
+		}
+		mux.ServeHTTP(w, r)
+	})
+}
+
+// hosts are the Host values the flow answers: its base's, and localhost
+// with the same port.
+func (f *Flow) hosts() []string {
+	u, err := url.Parse(f.base)
+	if err != nil {
+		return nil
+	}
+	out := []string{strings.ToLower(u.Host)}
+	if port := u.Port(); port != "" {
+		out = append(out, "localhost:"+port)
+	}
+	return out
 }
 
 // handle adapts a handler that returns an error: the error page, with the
@@ -54,7 +83,7 @@ func (f *Flow) page(w http.ResponseWriter, r *http.Request) error {
 	render(w, http.StatusOK, formPage, map[string]any{
 		"Action": f.NewAppURL(), "Manifest": string(m), "Org": f.cfg.Org, "Name": f.cfg.Name,
 		"Hook": f.manifest.HookAttributes.URL, "Perms": f.manifest.DefaultPermissions,
-		"Events": f.manifest.DefaultEvents,
+		"Why": permissionWhy(), "Events": f.manifest.DefaultEvents,
 	})
 	return nil
 }

@@ -16,7 +16,8 @@ var formPage = template.Must(template.New("form").Parse(pageHead + `
 You may change its name there. GitHub then sends you back here and the App's id, key and
 webhook secret are stored on this machine.</p>
 <p>Webhooks go to <code>{{.Hook}}</code>. Events: {{range $i, $e := .Events}}{{if $i}}, {{end}}<code>{{$e}}</code>{{end}}.</p>
-<p>Permissions: {{range $k, $v := .Perms}}<code>{{$k}}: {{$v}}</code> {{end}}</p>
+<p>Permissions, each for one job:</p>
+<ul>{{range $k, $v := .Perms}}<li><code>{{$k}}: {{$v}}</code>{{with index $.Why $k}}: {{.}}{{end}}</li>{{end}}</ul>
 <form action="{{.Action}}" method="post">
 <input type="hidden" name="manifest" value="{{.Manifest}}">
 <button type="submit">Create the GitHub App</button>
@@ -37,3 +38,16 @@ var errorPage = template.Must(template.New("error").Parse(pageHead + `
 <p>{{.}}</p>
 </body></html>
 `))
+
+// permissionWhy says what the bot does with each permission it asks for,
+// so nobody grants write access without knowing why.
+func permissionWhy() map[string]string {
+	return map[string]string{
+		"checks":        "report every run and verify step as a check run with annotations on the offending lines",
+		"contents":      "fetch the pull request's code and push the run branches (kilroy/run/PIPELINE/RUN_ID) that hold each run's checkpoint commits; it never pushes to your branches",
+		"pull_requests": "read a pull request's head, base and changed files to decide which pipelines run",
+		"issues":        "answer /kilroy comments on pull requests (GitHub files those comments under issues)",
+		"metadata":      "required of every App: the repository's name and settings",
+		"merge_queues":  "receive merge_group events, so the required kilroy checks run on a merge queue's commits and the queue can merge",
+	}
+}

@@ -2,6 +2,7 @@ package attractor
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -14,9 +15,9 @@ type attrType int
 
 const (
 	typeString attrType = iota
-	typeInt
-	typeUint // int ≥ 0
+	typeUint            // int ≥ 0
 	typeFloat
+	typeNumber   // any finite number
 	typeFraction // float in [0, 1]
 	typeBool
 	typeDuration
@@ -33,7 +34,7 @@ func attrTypeOf(key string) attrType {
 	case "failure_signature_limit":
 		return typeUint
 	case "weight":
-		return typeInt
+		return typeNumber
 	case "retry.backoff.factor":
 		return typeFloat
 	case "retry.backoff.jitter":
@@ -57,13 +58,13 @@ type typeError struct {
 func checkValue(key string, v dot.Value) *typeError {
 	s := v.Text
 	switch attrTypeOf(key) {
-	case typeInt:
-		if _, err := strconv.Atoi(s); err != nil {
-			return &typeError{fmt.Sprintf("%s must be an integer, not %q", key, s), fmt.Sprintf("write %s=1", key)}
-		}
 	case typeUint:
 		if n, err := strconv.Atoi(s); err != nil || n < 0 {
 			return &typeError{fmt.Sprintf("%s must be a whole number ≥ 0, not %q", key, s), fmt.Sprintf("write %s=3", key)}
+		}
+	case typeNumber:
+		if f, err := strconv.ParseFloat(s, 64); err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+			return &typeError{fmt.Sprintf("%s must be a number, not %q", key, s), fmt.Sprintf("write %s=1", key)}
 		}
 	case typeFloat:
 		if f, err := strconv.ParseFloat(s, 64); err != nil || f < 1 {

@@ -19,8 +19,9 @@ import (
 // first.
 //
 // first_success cancels the branches still running once one succeeds and
-// starts no more; a branch that ends after that counts as canceled, even
-// if it got to succeed, so the fan-in merges exactly one branch. A branch
+// starts no more; a branch that succeeds after that counts as canceled, so
+// the fan-in merges exactly one branch, while one that failed on its own
+// keeps its failure (the run must not forget it). A branch
 // that stops the run (a failed checkpoint, a visit limit, the cycle
 // breaker) cancels its siblings too. Either way the owner waits for every
 // started branch to exit before it returns, and branches never started are
@@ -116,7 +117,7 @@ func (g *branchGroup) start(ctx, bctx context.Context, i int) {
 		err = errors.New("the host forked a branch without a host or workspace")
 	}
 	if err != nil {
-		sl.result = BranchResult{Branch: sl.head}.failed(fmt.Sprintf("could not make a workspace for branch %s: %v", sl.head, err))
+		sl.result = BranchResult{Branch: sl.head}.failed(ClassTransientInfra, fmt.Sprintf("could not make a workspace for branch %s: %v", sl.head, err))
 		return
 	}
 	sl.branch = b
@@ -147,8 +148,8 @@ func (g *branchGroup) receive(ctx context.Context, m branchMsg) {
 	switch {
 	case m.err != nil:
 		g.halt()
-	case g.winner >= 0:
-		sl.result = sl.result.failed(fmt.Sprintf("canceled: branch %s succeeded first (join_policy=first_success)", g.slots[g.winner].head))
+	case g.winner >= 0 && isSuccess(m.result.Status):
+		sl.result = sl.result.failed(ClassCanceled, fmt.Sprintf("canceled: branch %s succeeded first (join_policy=first_success)", g.slots[g.winner].head))
 	case g.policy == joinFirstSuccess && isSuccess(m.result.Status):
 		g.winner = m.index
 		g.halt()

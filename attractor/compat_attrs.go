@@ -61,6 +61,9 @@ type foreignAttr struct {
 	engine string // "" when no engine is known for it
 	ours   string // the attribute it is read as, "" when ignored
 	note   string // what to do instead when ignored
+	// onNodes: only a node attribute of that engine; on the graph the
+	// name is the pipeline's own variable (mammoth writes language="Go").
+	onNodes bool
 }
 
 // foreignAttrs lists other engines' attributes seen in public pipelines.
@@ -68,7 +71,7 @@ func foreignAttrs() map[string]foreignAttr {
 	const kilroy, mammoth = "Kilroy", "mammoth"
 	return map[string]foreignAttr{
 		"llm_prompt":                   {engine: kilroy, ours: "prompt"},
-		"max_visits":                   {ours: "max_node_visits"},
+		"max_visits":                   {engine: "tracker and Fabro", ours: "max_node_visits"},
 		"default_choice":               {engine: mammoth, ours: "human.default_choice"},
 		"context_fidelity_default":     {engine: kilroy, ours: "default_fidelity"},
 		"loop_restart_signature_limit": {engine: kilroy, ours: "failure_signature_limit"},
@@ -91,6 +94,12 @@ func foreignAttrs() map[string]foreignAttr {
 		"loop_max":                     {engine: kilroy, note: "bound the loop with max_node_visits"},
 		"loop_until_file_contains":     {engine: kilroy, note: "end the loop with a condition edge"},
 		"outputs":                      {engine: kilroy, note: "commit the files the step writes"},
+		"script":                       {engine: "Fabro", ours: "tool_command"},
+		"language":                     {engine: "Fabro", note: "tool_command runs in the shell; call the interpreter in it", onNodes: true},
+		"selection":                    {engine: "Fabro", note: "edges are chosen by weight, then target name", onNodes: true},
+		"retry_policy":                 {engine: "Fabro", note: "set max_retries and retry.backoff.* (the default here is no retries)", onNodes: true},
+		"duration":                     {engine: "Fabro", note: `a wait is a tool step: tool_command="sleep 30"`, onNodes: true},
+		"graph_ref":                    {engine: "allouis/attractor", note: "run a child pipeline with shape=house and stack.child_dotfile", onNodes: true},
 	}
 }
 
@@ -124,7 +133,7 @@ func newAttrNames() *attrNames {
 // (mirrored as context graph.KEY), so only near-misses of ours are
 // suspicious there.
 func (b *builder) checkAttrKey(w attrWhere, a dot.Attr) {
-	if f, ok := b.names.foreign[a.Key]; ok {
+	if f, ok := b.names.foreign[a.Key]; ok && !(f.onNodes && w == onGraph) {
 		b.foreign(w, a, f)
 		return
 	}
@@ -132,6 +141,9 @@ func (b *builder) checkAttrKey(w attrWhere, a dot.Attr) {
 		return
 	}
 	s := suggest(a.Key, b.names.ours[w])
+	if s == "" && w != onEdge {
+		s = suggestManagerAttr(a.Key)
+	}
 	if w == onGraph && s == "" {
 		return
 	}

@@ -17,28 +17,64 @@ type ConditionError struct {
 func (e *ConditionError) Error() string { return e.Msg }
 
 // ParseCondition parses an edge condition: clauses `key = literal`,
-// `key != literal` or a bare key, joined by &&. Keys are outcome,
-// preferred_label and context.PATH; quoted literals are unquoted and
-// outcome literals canonicalised (ok → success, failure → fail, ...).
-// An empty or blank condition returns nil: the edge is unconditional.
-// Any error is a *ConditionError.
+// `key != literal`, `key contains literal` or a bare key, each optionally
+// negated with a leading !, joined by && and then by || (&& binds
+// tighter). Keys are outcome, preferred_label and context.PATH; quoted
+// literals are unquoted and outcome literals canonicalised (ok → success,
+// failure → fail, ...). ||, ! and contains are Fabro's and
+// attractor-kotlin's extensions of the spec's language; Notes records
+// them, and Fabro's outcome spellings, for Load to warn about. An empty
+// or blank condition returns nil: the edge is unconditional. Any error is
+// a *ConditionError.
 func ParseCondition(src string) (*Condition, error) {
 	if strings.TrimSpace(src) == "" {
 		return nil, nil
 	}
 	c := &Condition{Source: src}
+	ps := &condParser{c: c}
 	for lo := 0; ; {
-		hi := indexOutsideQuotes(src, lo, "&&")
-		cl, err := parseClause(src, lo, hi)
+		hi := indexOutsideQuotes(src, lo, "||")
+		if hi < len(src) && len(c.Any) == 0 {
+			ps.note(hi, "|| is Fabro's extension of the condition language: read as or, with && binding tighter",
+				"keep it, or write one edge per alternative so other engines read it too")
+		}
+		all, err := ps.parseAll(src, lo, hi)
 		if err != nil {
 			return nil, err
 		}
-		c.Clauses = append(c.Clauses, cl)
+		c.Any = append(c.Any, all)
 		if hi == len(src) {
 			return c, nil
 		}
 		lo = hi + 2
 	}
+}
+
+// condParser parses one condition; it notes each extension once.
+type condParser struct {
+	c                  *Condition
+	notedNot, notedHas bool
+}
+
+// parseAll parses the clauses joined by && in src[lo:hi].
+func (c *condParser) parseAll(src string, lo, hi int) ([]Clause, error) {
+	var all []Clause
+	for {
+		end := indexOutsideQuotes(src[:hi], lo, "&&")
+		cl, err := c.parseClause(src, lo, end)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, cl)
+		if end == hi {
+			return all, nil
+		}
+		lo = end + 2
+	}
+}
+
+func (c *condParser) note(off int, msg, fix string) {
+	c.c.Notes = append(c.c.Notes, ConditionNote{Offset: off, Msg: msg, Fix: fix})
 }
 
 // indexOutsideQuotes returns the index of sep in s[from:] that is not
@@ -82,13 +118,66 @@ func condErr(off int, fix, format string, args ...any) error {
 
 const condFix = `write clauses like outcome=success, preferred_label="Fix", context.tests_passed=true, joined by &&`
 
-func parseClause(src string, lo, hi int) (Clause, error) {
+func (c *condParser) parseClause(src string, lo, hi int) (Clause, error) {
 	cl := trimSpan(src, lo, hi)
 	if cl.text == "" {
-		return Clause{}, condErr(lo, "remove the extra && or add a clause", "empty clause in condition %q", src)
+		return Clause{}, condErr(lo, fmt.Sprintf("remove the extra %s or add a clause", adjacentOp(src, lo, hi)), "empty clause in condition %q", src)
 	}
-	if i := indexOutsideQuotes(cl.text, 0, "||"); i < len(cl.text) {
-		return Clause{}, condErr(cl.off+i, "conditions have no OR: use one edge per alternative", "unsupported operator \"||\" in condition")
+	neg := false
+	for strings.HasPrefix(cl.text, "!") && !strings.HasPrefix(cl.text, "!=") {
+		if !c.notedNot {
+			c.notedNot = true
+			c.note(cl.off, "! is Fabro's extension of the condition language: read as not",
+				"keep it, or write the negated operator (outcome!=success) so other engines read it too")
+		}
+		neg = !neg
+		cl = trimSpan(src, cl.off+1, hi)
+	}
+	if st, ok := canonicalOutcome(cl.text); ok && neg {
+		return Clause{}, condErr(cl.off, fmt.Sprintf("write outcome!=%s", st), "clause %q has no operator", cl.text)
+	}
+	out, err := c.parsePositive(cl)
+	if err != nil || !neg {
+		return out, err
+	}
+	return out.negated(), nil
+}
+
+// adjacentOp names the operator next to the empty clause src[lo:hi].
+func adjacentOp(src string, lo, hi int) string {
+	if hi+2 <= len(src) && src[hi:hi+2] == "||" || hi == len(src) && lo >= 2 && src[lo-2:lo] == "||" {
+		return "||"
+	}
+	return "&&"
+}
+
+// negated returns the clause that holds exactly when cl does not.
+func (cl Clause) negated() Clause {
+	switch cl.Op {
+	case OpEq:
+		cl.Op = OpNe
+	case OpNe:
+		cl.Op = OpEq
+	case OpTruthy:
+		cl.Op = OpFalsy
+	case OpFalsy:
+		cl.Op = OpTruthy
+	case OpContains:
+		cl.Op = OpNotContains
+	case OpNotContains:
+		cl.Op = OpContains
+	}
+	return cl
+}
+
+// parsePositive parses a clause without a leading !.
+func (c *condParser) parsePositive(cl span) (Clause, error) {
+	if strings.HasPrefix(cl.text, "(") {
+		return Clause{}, condErr(cl.off, "write alternatives of && clauses, a && b || c (&& binds tighter), or one edge per alternative",
+			"parentheses are not supported in conditions")
+	}
+	if word, at := wordOp(cl.text); word != "" {
+		return c.wordClause(cl, word, at)
 	}
 	opAt, op := findOp(cl.text)
 	if opAt < 0 {
@@ -97,8 +186,10 @@ func parseClause(src string, lo, hi int) (Clause, error) {
 	switch op {
 	case "==":
 		return Clause{}, condErr(cl.off+opAt, "write = instead of ==", "unsupported operator \"==\" in condition")
-	case "<", ">", "!":
-		return Clause{}, condErr(cl.off+opAt, "only = and != compare values; && joins clauses", "unsupported operator %q in condition", op)
+	case "!":
+		return Clause{}, condErr(cl.off+opAt, "! negates a whole clause: write !KEY=VALUE, or KEY!=VALUE", "unexpected \"!\" inside a clause")
+	case "<", ">":
+		return Clause{}, condErr(cl.off+opAt, relationalFix, "unsupported operator %q in condition: Fabro's numeric comparisons are not part of this dialect", op)
 	}
 	key := trimSpan(cl.text, 0, opAt)
 	key.off += cl.off
@@ -107,11 +198,56 @@ func parseClause(src string, lo, hi int) (Clause, error) {
 	}
 	lit := trimSpan(cl.text, opAt+len(op), len(cl.text))
 	lit.off += cl.off
-	val, err := parseLiteral(lit, key.text)
+	val, err := c.parseLiteral(lit, key.text)
 	if err != nil {
 		return Clause{}, err
 	}
 	return Clause{Key: key.text, Op: Op(op), Value: val}, nil
+}
+
+const relationalFix = "compare with =, != or contains: have the step write its verdict (context.score_ok=true, or a custom outcome) and test that"
+
+// wordOp finds a word operator after the key: contains, !contains (both
+// read) or matches (refused), with the byte offset where it starts.
+func wordOp(s string) (string, int) {
+	i := strings.IndexAny(s, " \t")
+	if i < 0 || strings.ContainsAny(s[:i], "=\"") {
+		return "", -1
+	}
+	rest := strings.TrimLeft(s[i:], " \t")
+	at := len(s) - len(rest)
+	for _, w := range []string{"contains", "!contains", "matches"} {
+		if r, ok := strings.CutPrefix(rest, w); ok && (r == "" || isSpace(r[0]) || r[0] == '"') {
+			return w, at
+		}
+	}
+	return "", -1
+}
+
+// wordClause parses `key contains literal` (Fabro, attractor-kotlin) and
+// `key !contains literal` (attractor-kotlin), and refuses Fabro's
+// regular-expression `matches`.
+func (c *condParser) wordClause(cl span, word string, at int) (Clause, error) {
+	if word == "matches" {
+		return Clause{}, condErr(cl.off+at, relationalFix, "unsupported operator \"matches\" in condition: Fabro's regular-expression match is not part of this dialect")
+	}
+	key := trimSpan(cl.text, 0, at)
+	key.off += cl.off
+	if err := checkKey(key); err != nil {
+		return Clause{}, err
+	}
+	lit := trimSpan(cl.text, at+len(word), len(cl.text))
+	lit.off += cl.off
+	val, err := unquoteLiteral(lit)
+	if err != nil {
+		return Clause{}, err
+	}
+	if !c.notedHas {
+		c.notedHas = true
+		c.note(cl.off+at, fmt.Sprintf("%s is Fabro's and attractor-kotlin's extension of the condition language: read as a substring test (or membership, for a JSON array value)", word),
+			"keep it, or have the step write the verdict (context.KEY=true) so other engines read it too")
+	}
+	return Clause{Key: key.text, Op: Op(word), Value: val}, nil
 }
 
 // findOp finds the first comparison operator outside quotes: "!=", "=="
@@ -200,10 +336,13 @@ func isIdent(s string) bool {
 // the status so that conditions compare against one spelling. An outcome
 // that is no status but an identifier is a custom outcome, lower-cased as
 // ParseStatus lower-cases what status files write.
-func parseLiteral(lit span, key string) (string, error) {
+func (c *condParser) parseLiteral(lit span, key string) (string, error) {
 	val, err := unquoteLiteral(lit)
 	if err != nil || key != "outcome" {
 		return val, err
+	}
+	if st, ok := fabroOutcome(val); ok {
+		c.note(lit.off, fmt.Sprintf("outcome %q is Fabro's spelling of %s: read as %s", val, st, st), fmt.Sprintf("write outcome=%s", st))
 	}
 	st, ok := ParseStatus(val)
 	if !ok {
@@ -267,7 +406,7 @@ func canonicalOutcome(s string) (Status, bool) {
 		return StatusFail, true
 	case "skipped", "skip":
 		return StatusSkipped, true
-	case "partial_success", "partial":
+	case "partial_success", "partial", "partially_succeeded":
 		return StatusPartialSuccess, true
 	case "retry":
 		return StatusRetry, true
@@ -277,17 +416,41 @@ func canonicalOutcome(s string) (Status, bool) {
 
 func outcomeSpellings() []string {
 	return []string{"success", "ok", "succeeded", "pass", "passed", "fail", "failure", "failed", "error",
-		"skipped", "skip", "partial_success", "partial", "retry"}
+		"skipped", "skip", "partial_success", "partial", "partially_succeeded", "retry"}
 }
 
-// CanMatch reports whether c can hold when the outcome is s: every
-// outcome clause must agree with s; other clauses depend on run-time
-// values and are assumed satisfiable. A nil condition matches anything.
+// fabroOutcome reports Fabro's spellings of the statuses (succeeded,
+// failed, partially_succeeded) and the status each means.
+func fabroOutcome(s string) (Status, bool) {
+	switch strings.ToLower(s) {
+	case "succeeded":
+		return StatusSuccess, true
+	case "failed":
+		return StatusFail, true
+	case "partially_succeeded":
+		return StatusPartialSuccess, true
+	}
+	return "", false
+}
+
+// CanMatch reports whether c can hold when the outcome is s: some
+// alternative's outcome clauses all agree with s; other clauses depend on
+// run-time values and are assumed satisfiable. A nil condition matches
+// anything.
 func (c *Condition) CanMatch(s Status) bool {
 	if c == nil {
 		return true
 	}
-	for _, cl := range c.Clauses {
+	for _, all := range c.Any {
+		if allCanMatch(all, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func allCanMatch(all []Clause, s Status) bool {
+	for _, cl := range all {
 		if cl.Key != "outcome" {
 			continue
 		}
@@ -305,12 +468,9 @@ func (c *Condition) CanMatch(s Status) bool {
 	return true
 }
 
-// Names reports whether c has a clause outcome=s.
-func (c *Condition) Names(s Status) bool {
-	if c == nil {
-		return false
-	}
-	for _, cl := range c.Clauses {
+// namesOutcome reports whether all has the clause outcome=s.
+func namesOutcome(all []Clause, s Status) bool {
+	for _, cl := range all {
 		if cl.Key == "outcome" && cl.Op == OpEq && cl.Value == string(s) {
 			return true
 		}
@@ -323,9 +483,11 @@ func (c *Condition) HasKey(key string) bool {
 	if c == nil {
 		return false
 	}
-	for _, cl := range c.Clauses {
-		if cl.Key == key {
-			return true
+	for _, all := range c.Any {
+		for _, cl := range all {
+			if cl.Key == key {
+				return true
+			}
 		}
 	}
 	return false

@@ -1,6 +1,9 @@
 package attractor
 
-import "strings"
+import (
+	"encoding/json"
+	"strings"
+)
 
 // CondVars is what a condition is evaluated against.
 type CondVars struct {
@@ -10,12 +13,36 @@ type CondVars struct {
 	Context func(key string) (string, bool)
 }
 
-// Eval reports whether every clause holds. A nil condition holds.
+// Eval reports whether every clause of some alternative holds. A nil
+// condition holds.
 func (c *Condition) Eval(v CondVars) bool {
 	if c == nil {
 		return true
 	}
-	for _, cl := range c.Clauses {
+	for _, all := range c.Any {
+		if allHold(all, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// namesHolding reports whether an alternative of c that holds under v has
+// the clause outcome=st.
+func (c *Condition) namesHolding(st Status, v CondVars) bool {
+	if c == nil {
+		return false
+	}
+	for _, all := range c.Any {
+		if namesOutcome(all, st) && allHold(all, v) {
+			return true
+		}
+	}
+	return false
+}
+
+func allHold(all []Clause, v CondVars) bool {
+	for _, cl := range all {
 		if !cl.eval(v) {
 			return false
 		}
@@ -23,6 +50,8 @@ func (c *Condition) Eval(v CondVars) bool {
 	return true
 }
 
+// eval resolves the clause's key; an unset key reads as "", so it never
+// equals a status and contains nothing but "".
 func (cl Clause) eval(v CondVars) bool {
 	got := v.resolve(cl.Key)
 	switch cl.Op {
@@ -30,9 +59,34 @@ func (cl Clause) eval(v CondVars) bool {
 		return got == cl.Value
 	case OpNe:
 		return got != cl.Value
+	case OpContains:
+		return contains(got, cl.Value)
+	case OpNotContains:
+		return !contains(got, cl.Value)
+	case OpFalsy:
+		return !truthy(got)
 	default:
-		return got != "" && got != "false" && got != "0"
+		return truthy(got)
 	}
+}
+
+func truthy(s string) bool { return s != "" && s != "false" && s != "0" }
+
+// contains is Fabro's contains: membership when the value is a JSON
+// array (how the context renders lists), else a substring test.
+func contains(got, want string) bool {
+	if strings.HasPrefix(got, "[") {
+		var list []any
+		if json.Unmarshal([]byte(got), &list) == nil {
+			for _, x := range list {
+				if contextString(x) == want {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	return strings.Contains(got, want)
 }
 
 func (v CondVars) resolve(key string) string {

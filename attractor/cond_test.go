@@ -45,7 +45,7 @@ func TestParseCondition(t *testing.T) {
 			t.Errorf("ParseCondition(%q): %v", tt.src, err)
 			continue
 		}
-		if diff := cmp.Diff(c.Clauses, tt.want); diff != "" {
+		if diff := cmp.Diff(c.Any, [][]Clause{tt.want}); diff != "" {
 			t.Errorf("ParseCondition(%q) clauses (-got +want):\n%s", tt.src, diff)
 		}
 		if c.Source != tt.src {
@@ -70,7 +70,12 @@ func TestParseConditionErrors(t *testing.T) {
 	}{
 		{"outcome==success", 7, "write = instead of =="},
 		{"outcome=success &&", 18, "remove the extra && or add a clause"},
-		{"outcome=success || outcome=fail", 16, "conditions have no OR: use one edge per alternative"},
+		{"outcome=success ||", 18, "remove the extra || or add a clause"},
+		{"(outcome=success || outcome=fail) && context.x", 0, "write alternatives of && clauses, a && b || c (&& binds tighter), or one edge per alternative"},
+		{"!success", 1, "write outcome!=success"},
+		{"context.x ! y", 10, "! negates a whole clause: write !KEY=VALUE, or KEY!=VALUE"},
+		{`context.version matches "^v1"`, 16, relationalFix},
+		{"context.n >= 3", 10, relationalFix},
 		{"outcom=success", 0, `did you mean "outcome"?`},
 		{"tests-passed=true", 0, "use outcome, preferred_label or context.KEY"},
 		{`outcome="needs dod"`, 8, "outcome is one of success, partial_success, retry, fail, skipped, or a custom outcome spelled as an identifier such as needs_fix"},
@@ -79,7 +84,7 @@ func TestParseConditionErrors(t *testing.T) {
 		{"context.x=", 10, `write "" to compare with the empty string`},
 		{`preferred_label="Fix`, 16, `add the closing "`},
 		{"preferred_label=Fix it", 19, `quote the value: "Fix it"`},
-		{"context.n>3", 9, "only = and != compare values; && joins clauses"},
+		{"context.n>3", 9, relationalFix},
 		{"context.=1", 0, "context keys are dotted identifiers like context.tests_passed"},
 	}
 	for _, tt := range tests {

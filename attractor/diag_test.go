@@ -56,3 +56,30 @@ func TestDiagnosticsSort(t *testing.T) {
 func sortStrings() cmp.Option {
 	return cmpopts.SortSlices(func(a, b string) bool { return a < b })
 }
+
+// TestEditDistanceWithin: the banded distance agrees with the full one
+// up to its bound, on every pair of short strings over a small alphabet
+// (where swaps, repeats and near misses are common).
+func TestEditDistanceWithin(t *testing.T) {
+	var words []string
+	var gen func(prefix string)
+	gen = func(prefix string) {
+		words = append(words, prefix)
+		if len(prefix) < 4 {
+			for _, c := range "abc" {
+				gen(prefix + string(c))
+			}
+		}
+	}
+	gen("")
+	for _, a := range words {
+		for _, b := range words {
+			for k := range 3 {
+				want := min(editDistance(a, b), k+1)
+				if got := editDistanceWithin(a, b, k); got != want {
+					t.Fatalf("editDistanceWithin(%q, %q, %d) = %d, want %d", a, b, k, got, want)
+				}
+			}
+		}
+	}
+}

@@ -50,8 +50,13 @@ type RunConfig struct {
 
 // RunResult is how a run ended.
 type RunResult struct {
-	RunID         string
-	Status        Status // success or fail
+	RunID string
+	// Status is success, fail, or partial_success: the run got to an exit
+	// while nodes in Tolerated had failed and no edge handled it, because
+	// a parallel node's join rules tolerated it (allow_partial,
+	// first_success).
+	Status        Status
+	Tolerated     []string
 	FailureReason string
 	FailureClass  FailureClass
 	// FailedNode is the node the failure is attributed to, if any.

@@ -62,7 +62,7 @@ func TestCustomOutcomeRouting(t *testing.T) {
 		{
 			name:       "no edge names it",
 			status:     `{"status":"has_dod"}`,
-			edges:      `check_dod -> plan`,
+			edges:      `check_dod -> plan; plan -> define [condition="outcome=fail"]`,
 			wantPath:   []string{"start", "check_dod"},
 			wantStatus: StatusFail,
 			wantReason: `node check_dod finished with custom outcome "has_dod" and no edge names it (edges: check_dod -> plan (unconditional)); a custom outcome routes only through condition="outcome=has_dod" or an edge labelled has_dod`,

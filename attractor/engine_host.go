@@ -55,6 +55,11 @@ type ExecResult struct {
 	// LimitHit names the sandbox limit the process most likely reached
 	// when it failed (processes, memory, file size, CPU time), or "".
 	LimitHit string
+	// Environment, when set, says the process failed for want of
+	// something its execution environment should provide (a command the
+	// run's image lacks), not for the change under test: the node fails
+	// structural with this as its reason.
+	Environment string
 }
 
 // CheckpointRequest is handed to Host.Checkpoint after every executed node.

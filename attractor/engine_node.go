@@ -16,7 +16,7 @@ func (r *run) executeNode(ctx context.Context, ln *lane, n *Node) (Outcome, *att
 	visit := r.st.Visits[n.ID] + 1
 	if lim, over := r.pastVisitLimit(n, visit); over {
 		return Outcome{}, nil, stop(n.ID, ClassBudgetExhausted,
-			"node %s reached its visit limit (max_node_visits=%d); the pipeline is looping", n.ID, lim)
+			"node %s reached its visit limit (%s=%d); the pipeline is looping", n.ID, r.visitLimitAttr(n), lim)
 	}
 	r.st.setVisits(n.ID, visit)
 	ln.rc.Set("current_node", n.ID)
@@ -115,11 +115,23 @@ func (r *run) pastVisitLimit(n *Node, visit int) (lim int, over bool) {
 	return lim, lim > 0 && visit > lim
 }
 
+// visitLimitAttr names the attribute that set n's visit limit as its
+// author wrote it (tracker and Fabro write max_visits).
+func (r *run) visitLimitAttr(n *Node) string {
+	if n.MaxVisits > 0 {
+		return cmpOr(n.MaxVisitsAttr, "max_node_visits")
+	}
+	return cmpOr(r.p.MaxNodeVisitsAttr, "max_node_visits")
+}
+
 // checkpoint hands the state after n to the host, while the stage files
 // of n's last attempt are still being written, then announces that
 // attempt (end) and the checkpoint, in that order. A failure stops the
 // run.
 func (r *run) checkpoint(ctx context.Context, n *Node, o Outcome, end *attemptEnd) error {
+	if r.frame != nil {
+		defer r.frame.pinState(r.st)()
+	}
 	sha, err := r.cfg.Host.Checkpoint(ctx, CheckpointRequest{RunID: r.cfg.RunID, Node: n, Status: o.Status, Delta: r.st.delta(), state: r.st})
 	if err == nil {
 		r.st.track()

@@ -167,15 +167,27 @@ func TestCycleBreaker(t *testing.T) {
 	}
 }
 
+// TestMaxNodeVisits stops a loop at its visit limit, and the message names
+// the attribute as the author wrote it: tracker and Fabro write max_visits.
 func TestMaxNodeVisits(t *testing.T) {
-	h := newHarness(t)
-	cmd := `echo "{\"status\":\"fail\",\"failure_reason\":\"attempt $RANDOM$RANDOM\"}" > $KILROY_STAGE_STATUS_PATH`
-	res := h.run(mustLoad(t, fmt.Sprintf(loopPipeline, "max_node_visits=2", cmd)))
-	if res.Status != StatusFail || !strings.Contains(res.FailureReason, "node work reached its visit limit (max_node_visits=2)") {
-		t.Fatalf("run = %s %q, want the visit limit", res.Status, res.FailureReason)
-	}
-	if diff := cmp.Diff(res.Completed, []string{"start", "work", "fix", "work", "fix"}); diff != "" {
-		t.Errorf("completed (-got +want):\n%s", diff)
+	for _, tc := range []struct{ attrs, want string }{
+		{"max_node_visits=2", "(max_node_visits=2)"},
+		{"max_visits=2", "(max_visits=2)"},
+		{"work [max_node_visits=2]", "(max_node_visits=2)"},
+		{"work [max_visits=2]", "(max_visits=2)"},
+		{"max_node_visits=5; work [max_visits=2]", "(max_visits=2)"},
+	} {
+		t.Run(tc.attrs, func(t *testing.T) {
+			h := newHarness(t)
+			cmd := `echo "{\"status\":\"fail\",\"failure_reason\":\"attempt $RANDOM$RANDOM\"}" > $KILROY_STAGE_STATUS_PATH`
+			res := h.run(mustLoad(t, fmt.Sprintf(loopPipeline, tc.attrs, cmd)))
+			if res.Status != StatusFail || !strings.Contains(res.FailureReason, "node work reached its visit limit "+tc.want) {
+				t.Fatalf("run = %s %q, want the visit limit %s", res.Status, res.FailureReason, tc.want)
+			}
+			if diff := cmp.Diff(res.Completed, []string{"start", "work", "fix", "work", "fix"}); diff != "" {
+				t.Errorf("completed (-got +want):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -24,6 +25,8 @@ type run struct {
 	// stageAlias renames the stage directories of some nodes: a parallel
 	// branch's nodes that another branch may run at the same time.
 	stageAlias map[string]string
+	// frame is set on the run of a house node's child (handler_manager.go).
+	frame *managerFrame
 }
 
 // lane is a sequence of node executions sharing one context: the main run
@@ -186,6 +189,9 @@ func (r *run) finish(ctx context.Context, err error) *RunResult {
 		res.Status, res.FailureReason, res.FailureClass, res.FailedNode = StatusFail, se.reason, se.class, se.node
 	} else if err != nil {
 		res.Status, res.FailureReason, res.FailureClass = StatusFail, err.Error(), ClassStructural
+	} else if t := r.st.toleratedFailures(r.p); len(t) > 0 {
+		res.Status, res.Tolerated = StatusPartialSuccess, t
+		res.FailureReason = "reached the exit with failures the pipeline tolerated (allow_partial or first_success): " + strings.Join(t, ", ")
 	}
 	r.report(ctx, "run finished", r.lis.RunFinished(context.WithoutCancel(ctx), res))
 	return res

@@ -141,6 +141,9 @@ func processFailure(ctx context.Context, what string, timeout time.Duration, r E
 		}
 		return failOutcome(ClassCanceled, reason)
 	}
+	if r.Environment != "" {
+		return failOutcome(ClassStructural, fmt.Sprintf("%s (%s exited with status %d)", r.Environment, what, r.ExitCode))
+	}
 	reason := fmt.Sprintf("%s exited with status %d", what, r.ExitCode)
 	if r.ExitCode < 0 {
 		reason = what + " was killed"

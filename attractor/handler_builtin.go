@@ -7,8 +7,8 @@ import (
 	"strings"
 )
 
-// builtinHandler returns the engine's handler for a kind; parallel nodes
-// are run by the engine itself (see engineHandler).
+// builtinHandler returns the engine's handler for a kind; parallel and
+// manager loop nodes are run by the engine itself (see handlerFor).
 func builtinHandler(k Kind) (Handler, bool) {
 	switch k {
 	case KindStart, KindExit:
@@ -27,8 +27,6 @@ func builtinHandler(k Kind) (Handler, bool) {
 		return HandlerFunc(humanHandler), true
 	case KindFanIn:
 		return HandlerFunc(fanInHandler), true
-	case KindManagerLoop:
-		return HandlerFunc(managerLoopHandler), true
 	}
 	return nil, false
 }
@@ -77,13 +75,6 @@ func conditionalHandler(_ context.Context, s *Stage) (Outcome, error) {
 		FailureSignature: prev.FailureSignature,
 		Notes:            "conditional " + s.Node.ID + ": passed through " + s.Predecessor,
 	}, nil
-}
-
-// managerLoopHandler is a placeholder until supervised child pipelines
-// exist.
-func managerLoopHandler(_ context.Context, s *Stage) (Outcome, error) {
-	return failOutcome(ClassStructural, fmt.Sprintf(
-		"node %s: stack.manager_loop (shape=house) is not supported; %s", s.Node.ID, managerLoopRewrite(s.Node.ID))), nil
 }
 
 // artifactsHandler delegates verify.artifacts to the host's artifact

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // Parallel fan-out runs in the engine: a parallel (component) node starts
@@ -28,17 +27,15 @@ type BranchResult struct {
 	Branch         string         `json:"branch"` // first node of the branch
 	Status         Status         `json:"status"`
 	FailureReason  string         `json:"failure_reason,omitempty"`
+	FailureClass   FailureClass   `json:"failure_class,omitempty"`
 	LastNode       string         `json:"last_node,omitempty"`
 	ContextUpdates map[string]any `json:"context_updates,omitempty"`
+	// Unhandled lists the branch's nodes whose failure no edge handled.
+	Unhandled []string `json:"unhandled,omitempty"`
 	// Ref is what the fan-in merges (a BranchHost's branch); "" when the
 	// branch ran in the run's own workspace.
 	Ref string `json:"ref,omitempty"`
 }
-
-const (
-	joinWaitAll      = "wait_all"
-	joinFirstSuccess = "first_success"
-)
 
 // fanOut is the parallel node's handler.
 func (r *run) fanOut(ctx context.Context, s *Stage) (Outcome, error) {
@@ -59,7 +56,7 @@ func (r *run) fanOut(ctx context.Context, s *Stage) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, err
 	}
-	o := joinOutcome(policy, results)
+	o := joinOutcome(n, joinRules{policy: policy, allowPartial: r.allowPartial(n, fanIn)}, results)
 	return o.withContextUpdate("parallel.results", results), nil
 }
 
@@ -81,51 +78,24 @@ func (r *run) fanOutSequential(ctx context.Context, s *Stage, fanIn, policy stri
 	return results, nil
 }
 
-func (r *run) joinPolicy(n *Node, fanIn string) string {
-	if n.JoinPolicy != "" {
-		return n.JoinPolicy
-	}
-	if f := r.p.Node(fanIn); f != nil && f.JoinPolicy != "" {
-		return f.JoinPolicy
-	}
-	return joinWaitAll
-}
-
-// joinOutcome applies the join policy: wait_all succeeds when every
-// branch did and is partial when some did; first_success needs one.
-func joinOutcome(policy string, results []BranchResult) Outcome {
-	var ok int
-	var failed []string
-	for _, br := range results {
-		if isSuccess(br.Status) {
-			ok++
-		} else {
-			failed = append(failed, fmt.Sprintf("%s (%s)", br.Branch, br.FailureReason))
-		}
-	}
-	switch {
-	case len(results) == 0:
-		return failOutcome(ClassStructural, "parallel node has no branches")
-	case ok == 0:
-		return failOutcome(ClassDeterministic, "every parallel branch failed: "+strings.Join(failed, "; "))
-	case policy == joinWaitAll && len(failed) > 0:
-		return Outcome{Status: StatusPartialSuccess, Notes: "failed branches: " + strings.Join(failed, "; ")}
-	}
-	return Outcome{Status: StatusSuccess, Notes: fmt.Sprintf("%d of %d branches succeeded", ok, len(results))}
-}
-
-func isSuccess(s Status) bool { return s == StatusSuccess || s == StatusPartialSuccess }
-
 // walkBranch runs one branch on lane ln from head until the fan-in node.
-func (r *run) walkBranch(ctx context.Context, ln *lane, parallel *Node, head, fanIn string) (BranchResult, error) {
+// It notes the failures no edge has handled yet in the result's
+// Unhandled, however the branch ends (a first_success fan-out may cancel
+// it on the way to its repair): an edge handles a failure once the node it
+// leads to has run, or when it leads to the fan-in; an edge into a diamond
+// only hands the failure on.
+func (r *run) walkBranch(ctx context.Context, ln *lane, parallel *Node, head, fanIn string) (res BranchResult, err error) {
 	br := BranchResult{Branch: head, ContextUpdates: map[string]any{}}
+	var pending []string
+	routed := false // the edge taken last carried a failure to a repair
+	defer func() { res.Unhandled = pending }()
 	for cur := head; ; {
 		if err := ctx.Err(); err != nil {
-			return br.failed(fmt.Sprintf("branch %s canceled before node %s: %v", head, cur, err)), nil
+			return br.failed(ClassCanceled, fmt.Sprintf("branch %s canceled before node %s: %v", head, cur, err)), nil
 		}
 		n := r.p.Node(cur)
 		if reason := branchObstacle(n, cur); reason != "" {
-			return br.failed(reason), nil
+			return br.failed(ClassStructural, reason), nil
 		}
 		o, end, err := r.executeNode(ctx, ln, n)
 		if err != nil {
@@ -137,7 +107,14 @@ func (r *run) walkBranch(ctx context.Context, ln *lane, parallel *Node, head, fa
 		if o.Status == StatusFail && r.st.Signatures[signatureKey(n.ID, o)] >= r.signatureLimit() {
 			return br, r.cycleStop(n, o)
 		}
-		br.LastNode, br.Status, br.FailureReason = n.ID, o.Status, o.FailureReason
+		br.LastNode, br.Status, br.FailureReason, br.FailureClass = failedStep(ln, n), o.Status, o.FailureReason, o.FailureClass
+		if routed && o.FailureClass != ClassCanceled {
+			pending = nil
+		}
+		routed = false
+		if o.Status == StatusFail && o.FailureClass != ClassCanceled && n.Kind != KindConditional {
+			pending = append(pending, n.ID)
+		}
 		for k, v := range o.ContextUpdates {
 			br.ContextUpdates[k] = v
 		}
@@ -146,9 +123,15 @@ func (r *run) walkBranch(ctx context.Context, ln *lane, parallel *Node, head, fa
 		case !ok && o.Status == StatusFail:
 			return br, nil
 		case !ok:
-			return br.failed(fmt.Sprintf("branch %s stopped at %s (outcome %s): no outgoing edge leads on to fan-in %s", head, n.ID, o.Status, fanIn)), nil
+			return br.failed(ClassStructural, fmt.Sprintf("branch %s stopped at %s (outcome %s): no outgoing edge leads on to fan-in %s", head, n.ID, o.Status, fanIn)), nil
 		case sel.edge.LoopRestart:
-			return br.failed(fmt.Sprintf("branch %s: loop_restart edge %s -> %s is not allowed inside a parallel branch", head, n.ID, sel.edge.To)), nil
+			return br.failed(ClassStructural, fmt.Sprintf("branch %s: loop_restart edge %s -> %s is not allowed inside a parallel branch", head, n.ID, sel.edge.To)), nil
+		}
+		if o.Status == StatusFail && !r.p.isConditional(sel.edge.To) {
+			routed = true
+			if sel.edge.To == fanIn {
+				pending = nil
+			}
 		}
 		r.emitEdge(ctx, n.ID, transition{next: sel.edge.To, method: sel.method, edge: sel.edge})
 		if sel.edge.To == fanIn {
@@ -156,6 +139,17 @@ func (r *run) walkBranch(ctx context.Context, ln *lane, parallel *Node, head, fa
 		}
 		cur = sel.edge.To
 	}
+}
+
+// failedStep is the node a branch's outcome comes from: n, or for a
+// diamond, which passes an outcome on, the step that produced it.
+func failedStep(ln *lane, n *Node) string {
+	if n.Kind == KindConditional {
+		if src, ok := ln.rc.String("last_stage"); ok && src != "" {
+			return src
+		}
+	}
+	return n.ID
 }
 
 // branchObstacle says why a branch cannot continue into node id.
@@ -171,8 +165,8 @@ func branchObstacle(n *Node, id string) string {
 	return ""
 }
 
-func (br BranchResult) failed(reason string) BranchResult {
-	br.Status, br.FailureReason = StatusFail, reason
+func (br BranchResult) failed(class FailureClass, reason string) BranchResult {
+	br.Status, br.FailureReason, br.FailureClass = StatusFail, reason, class
 	return br
 }
 
@@ -216,9 +210,12 @@ func findFanIn(p *Pipeline, from string) string {
 // fanInHandler joins the branches: it merges the context updates of the
 // branches that succeeded, in branch order (later branches win a shared
 // key), merges their workspaces when they had their own (a merge conflict
-// fails the node), and names the best branch. Otherwise it fails only
-// when no branch succeeded.
+// fails the node), and names the best branch. After a failed parallel node
+// it merges nothing and passes the failure on (branch_policy.go).
 func fanInHandler(ctx context.Context, s *Stage) (Outcome, error) {
+	if o, ok := passOnParallelFailure(s); ok {
+		return o, nil
+	}
 	results, err := branchResults(s.Context)
 	if err != nil || len(results) == 0 {
 		return failOutcome(ClassStructural, fmt.Sprintf(

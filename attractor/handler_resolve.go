@@ -16,6 +16,9 @@ func (r *run) handlerFor(n *Node) Handler {
 	if n.Kind == KindParallel {
 		return HandlerFunc(r.fanOut)
 	}
+	if n.Kind == KindManagerLoop {
+		return HandlerFunc(r.manage)
+	}
 	if h, ok := builtinHandler(n.Kind); ok {
 		return h
 	}

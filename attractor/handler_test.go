@@ -253,12 +253,10 @@ func TestBadInput(t *testing.T) {
 			wantReason: "node x: verify.artifacts needs an artifact checker, and this host provides none; run the pipeline with kilroy-bot run or serve",
 		},
 		{
-			name:      "manager loop",
-			node:      `x [shape=house]`,
-			wantClass: ClassStructural,
-			wantReason: `node x: stack.manager_loop (shape=house) is not supported; write the loop with edges: replace x with the steps it supervises, e.g. ` +
-				`work [prompt="...", max_node_visits=5]  (manager.max_cycles); check [shape=octagon, command="..."]  (the stop condition); ` +
-				`work -> check; check -> NEXT [condition="outcome=success"]; check -> work [condition="outcome=fail"]`,
+			name:       "manager loop without a child pipeline",
+			node:       `x [shape=house]`,
+			wantClass:  ClassStructural,
+			wantReason: "node x: stack.child_dotfile is not set",
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,6 +12,11 @@ type LoadOption func(*loadConfig)
 
 type loadConfig struct {
 	types map[string]bool // custom handler types the host registered
+	caps  GraphCaps
+	// repoDir and managerDepth serve the manager loop rules
+	// (manager_validate.go).
+	repoDir      string
+	managerDepth int
 }
 
 // WithHandlerTypes declares custom handler types (`type=` values) the host
@@ -58,6 +63,8 @@ const syntaxFix = "see docs/rules.md#syntax for the DOT dialect pipelines use"
 //     hold one `syntax` diagnostic on line 1 saying so;
 //   - a syntax error: the *dot.Error is wrapped, the Pipeline is nil and
 //     the diagnostics hold one `syntax` diagnostic;
+//   - a graph over its GraphCaps: the Pipeline is nil and the diagnostics
+//     hold one `syntax` diagnostic at the node or edge past the cap;
 //   - error-severity diagnostics: a *ValidationError, and the Pipeline is
 //     still returned so tools can show what was understood.
 func Load(file string, src []byte, opts ...LoadOption) (*Pipeline, Diagnostics, error) {
@@ -70,6 +77,9 @@ func Load(file string, src []byte, opts ...LoadOption) (*Pipeline, Diagnostics, 
 		return nil, Diagnostics{SyntaxDiagnostic(err)}, fmt.Errorf("load %s: %w", file, err)
 	}
 	cfg := newLoadConfig(opts)
+	if d := overCaps(file, g, cfg.caps); d != nil {
+		return nil, Diagnostics{*d}, fmt.Errorf("load %s: %s", file, d.Message)
+	}
 	p, ds := build(file, g)
 	ds = append(ds, validate(p, cfg)...)
 	ds.Sort()

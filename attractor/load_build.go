@@ -16,6 +16,10 @@ type builder struct {
 	conds   map[dot.Pos]*Condition // parsed conditions by value position
 	derived map[*Node][]string     // classes from enclosing subgraph labels
 	names   *attrNames
+	// aliased holds the spelling an attribute was written in, by key
+	// position, where it was another engine's (max_visits): messages name
+	// the attribute as the author wrote it.
+	aliased map[dot.Pos]string
 }
 
 // scope is what statements inherit from their enclosing (sub)graph.
@@ -33,6 +37,7 @@ func build(file string, g *dot.Graph) (*Pipeline, Diagnostics) {
 		conds:   map[dot.Pos]*Condition{},
 		derived: map[*Node][]string{},
 		names:   newAttrNames(),
+		aliased: map[dot.Pos]string{},
 	}
 	b.p.byID = map[string]*Node{}
 	b.walk(g.Stmts, scope{}, true)

@@ -16,6 +16,7 @@ func (b *builder) check(w attrWhere, attrs []dot.Attr) []dot.Attr {
 	for _, a := range attrs {
 		b.checkAttrKey(w, a)
 		if f, ok := b.names.foreign[a.Key]; ok && f.ours != "" {
+			b.aliased[a.KeyPos] = a.Key
 			a.Key = f.ours // typed as ours
 		}
 		if te := checkValue(a.Key, a.Value); te != nil {
@@ -34,6 +35,7 @@ func (b *builder) check(w attrWhere, attrs []dot.Attr) []dot.Attr {
 		if a.Key == "condition" {
 			b.condition(a.Value)
 		}
+		b.dialectValue(w, a)
 	}
 	return b.names.canonical(attrs)
 }
@@ -46,16 +48,33 @@ func (b *builder) condition(v dot.Value) {
 		return
 	}
 	b.conds[v.Pos] = c
-	for _, cl := range c.Clauses {
-		b.conditionClause(v, cl)
+	// Clauses come in source order: each is looked for after the one
+	// before, and cur places them in one pass over the value.
+	cur, lo := newPosCursor(v), 0
+	for _, all := range c.Any {
+		for _, cl := range all {
+			lo = b.conditionClause(cur, v.Text, lo, cl)
+		}
+	}
+	for _, n := range c.Notes {
+		b.r.at(RuleDialectAlias, posIn(v, n.Offset), n.Msg, n.Fix)
 	}
 }
 
 // conditionClause warns about a clause that parses but may not say what
 // its author meant: an unqualified context key, or a custom outcome that
-// looks like a misspelt status.
-func (b *builder) conditionClause(v dot.Value, cl Clause) {
-	at := func(s string) dot.Pos { return posIn(v, max(strings.Index(v.Text, s), 0)) }
+// looks like a misspelt status. Its text is looked for from offset lo of
+// text; it returns where the next clause's search starts.
+func (b *builder) conditionClause(cur *posCursor, text string, lo int, cl Clause) int {
+	next := lo
+	at := func(s string) dot.Pos {
+		i := strings.Index(text[lo:], s)
+		if i < 0 {
+			return cur.at(lo)
+		}
+		next = max(next, lo+i+len(s))
+		return cur.at(lo + i)
+	}
 	switch {
 	case cl.Key != "outcome" && cl.Key != "preferred_label" && !strings.HasPrefix(cl.Key, "context."):
 		b.r.at(RuleConditionContextKey, at(cl.Key),
@@ -68,6 +87,10 @@ func (b *builder) conditionClause(v dot.Value, cl Clause) {
 				fmt.Sprintf("did you mean %q?", s))
 		}
 	}
+	if i := strings.Index(text[lo:], cl.Key); i >= 0 {
+		next = max(next, lo+i+len(cl.Key))
+	}
+	return next
 }
 
 // stylesheet parses the graph's model_stylesheet and places its rules in
@@ -83,10 +106,16 @@ func (b *builder) stylesheet() {
 		b.r.at(RuleStylesheetSyntax, posIn(a.Value, se.Offset), se.Msg, se.Fix)
 		return
 	}
+	cur := newPosCursor(a.Value) // rules and declarations come in source order
 	for i := range rules {
-		rules[i].Pos = posIn(a.Value, rules[i].Offset)
+		rules[i].Pos = cur.at(rules[i].Offset)
 		for j := range rules[i].Decls {
-			rules[i].Decls[j].Pos = posIn(a.Value, rules[i].Decls[j].Offset)
+			d := &rules[i].Decls[j]
+			d.Pos = cur.at(d.Offset)
+			if d.Alias != "" {
+				b.r.at(RuleDialectAlias, d.Pos, fmt.Sprintf("stylesheet property %s is Fabro's name for %s: read as %s", d.Alias, d.Property, d.Property),
+					fmt.Sprintf("write %s:", d.Property))
+			}
 		}
 	}
 	b.p.Stylesheet = rules

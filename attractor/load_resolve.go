@@ -30,6 +30,7 @@ func (b *builder) resolveGraph() {
 	p.FallbackRetryTarget = a.str("fallback_retry_target")
 	p.FailureSignatureLimit = a.intOr("failure_signature_limit", defaultFailureSignatureLimit)
 	p.MaxNodeVisits = a.intOr("max_node_visits", 0)
+	p.MaxNodeVisitsAttr = b.written(a, "max_node_visits")
 	p.DefaultFidelity = a.str("default_fidelity")
 	p.Retry = backoff(a, Backoff{defaultBackoffInitial, defaultBackoffFactor, defaultBackoffMax, defaultBackoffJitter})
 	b.stylesheet()
@@ -48,7 +49,10 @@ func backoff(a Attrs, def Backoff) Backoff {
 func (b *builder) resolveNodes() {
 	for _, n := range b.p.Nodes {
 		a := n.Attrs
-		n.Shape = cmpOr(a.str("shape"), "box")
+		n.Shape = a.str("shape")
+		if n.Shape == "" {
+			n.Shape = b.scriptShape(n)
+		}
 		n.Type = a.str("type")
 		n.Kind = nodeKind(n.Shape, n.Type)
 		n.Classes = mergeClasses(splitList(a.str("class")), b.derived[n])
@@ -65,13 +69,17 @@ func cmpOr(s, def string) string {
 }
 
 // nodeKind is the explicit type, else the shape's kind. An unknown shape
-// runs as an agent step (spec §4.2), which shape_agent warns about.
+// runs as an agent step (spec §4.2), which shape_agent warns about; a
+// shape another engine defines selects no handler (dialect_foreign).
 func nodeKind(shape, typ string) Kind {
 	if typ != "" {
 		return Kind(typ)
 	}
 	if k, ok := shapeKind(shape); ok {
 		return k
+	}
+	if foreignShape(shape) != nil {
+		return ""
 	}
 	return KindCodergen
 }
@@ -137,6 +145,7 @@ func (b *builder) resolveNode(n *Node) {
 	n.AllowPartial = a.boolOr("allow_partial", false)
 	n.AutoStatus = a.boolOr("auto_status", false)
 	n.MaxVisits = a.intOr("max_node_visits", 0)
+	n.MaxVisitsAttr = b.written(a, "max_node_visits")
 	n.Retry = backoff(a, p.Retry)
 	n.ToolCommand = a.str("tool_command")
 	if n.Kind == KindVerify {
@@ -149,11 +158,23 @@ func (b *builder) resolveNode(n *Node) {
 	n.ReasoningEffort = a.str("reasoning_effort")
 	n.JoinPolicy = a.str("join_policy")
 	if n.Kind == KindParallel || n.Kind == KindFanIn {
-		n.JoinPolicy = cmpOr(n.JoinPolicy, "wait_all")
 		n.MaxParallel = a.intOr("max_parallel", defaultMaxParallel)
 	}
 	n.Fidelity = a.str("fidelity")
 	n.ThreadID = a.str("thread_id")
+}
+
+// written returns the spelling key was written in where it is set: ours,
+// or the other engine's alias it was read from.
+func (b *builder) written(a Attrs, key string) string {
+	at, ok := a[key]
+	if !ok {
+		return ""
+	}
+	if w, ok := b.aliased[at.Pos]; ok {
+		return w
+	}
+	return key
 }
 
 func (b *builder) resolveEdge(e *Edge) {
@@ -162,7 +183,7 @@ func (b *builder) resolveEdge(e *Edge) {
 	if c, ok := a["condition"]; ok {
 		e.Condition = b.conds[c.Value.Pos]
 	}
-	e.Weight = a.intOr("weight", 0)
+	e.Weight = a.floatOr("weight", 0)
 	e.LoopRestart = a.boolOr("loop_restart", false)
 	e.Fidelity = a.str("fidelity")
 	e.ThreadID = a.str("thread_id")

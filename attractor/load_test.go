@@ -109,7 +109,7 @@ func TestLoadEdgeDefaultsScoped(t *testing.T) {
 	}`)
 	var got []string
 	for _, e := range p.Edges {
-		got = append(got, e.From+">"+e.To+":"+itoa(e.Weight)+":"+e.Fidelity+":"+e.Label)
+		got = append(got, e.From+">"+e.To+":"+itoa(int(e.Weight))+":"+e.Fidelity+":"+e.Label)
 	}
 	want := []string{"a>b:5::", "b>c:7:full:x", "c>d:1::"}
 	if diff := cmp.Diff(got, want); diff != "" {
@@ -246,7 +246,7 @@ func TestLoadTypedAttributes(t *testing.T) {
 	if diff := cmp.Diff(cmds, wantCmds); diff != "" {
 		t.Errorf("commands (-got +want):\n%s", diff)
 	}
-	if f, par := p.Node("f"), p.Node("par"); f.JoinPolicy != "first_success" || par.JoinPolicy != "wait_all" || par.MaxParallel != 2 {
+	if f, par := p.Node("f"), p.Node("par"); f.JoinPolicy != "first_success" || par.JoinPolicy != "" || par.MaxParallel != 2 {
 		t.Errorf("fan-in %q, parallel %q/%d", f.JoinPolicy, par.JoinPolicy, par.MaxParallel)
 	}
 }
@@ -277,7 +277,7 @@ func TestLoadEdges(t *testing.T) {
 	if e0.Condition == nil || e0.Condition != e1.Condition {
 		t.Errorf("chained hops should share one parsed condition: %p %p", e0.Condition, e1.Condition)
 	}
-	want := &Condition{Source: "outcome=ok", Clauses: []Clause{{"outcome", OpEq, "success"}}}
+	want := &Condition{Source: "outcome=ok", Any: [][]Clause{{{"outcome", OpEq, "success"}}}}
 	if diff := cmp.Diff(e0.Condition, want); diff != "" {
 		t.Errorf("condition (-got +want):\n%s", diff)
 	}

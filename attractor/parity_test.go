@@ -93,7 +93,7 @@ func TestParity_ValidateOrphanNode(t *testing.T) {
 		start [shape=Mdiamond]; exit [shape=Msquare]; orphan [prompt="x"]
 		start -> exit
 	}`)
-	want := Diagnostics{{Rule: RuleReachability, Severity: SeverityWarning, File: "t.dot", Line: 2, Col: 49, Node: "orphan",
+	want := Diagnostics{{Rule: RuleReachability, Severity: SeverityError, File: "t.dot", Line: 2, Col: 49, Node: "orphan",
 		Message: `node "orphan" is not reachable from start node "start"`,
 		Fix:     "add an edge into orphan from a step before it, or delete the node"}}
 	if diff := cmp.Diff(ds, want); diff != "" {

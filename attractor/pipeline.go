@@ -56,8 +56,9 @@ type Pipeline struct {
 	DefaultMaxRetries     int
 	RetryTarget           string
 	FallbackRetryTarget   string
-	FailureSignatureLimit int // default 3
-	MaxNodeVisits         int // 0 = unlimited
+	FailureSignatureLimit int    // default 3
+	MaxNodeVisits         int    // 0 = unlimited
+	MaxNodeVisitsAttr     string // the attribute as written (max_node_visits, or max_visits); "" when unset
 	Retry                 Backoff
 	DefaultFidelity       string // default_fidelity; "" = unset
 
@@ -119,7 +120,8 @@ type Node struct {
 	Timeout             time.Duration // 0 = handler default
 	AllowPartial        bool
 	AutoStatus          bool
-	MaxVisits           int // max_node_visits on the node, 0 = graph value
+	MaxVisits           int    // max_node_visits on the node, 0 = graph value
+	MaxVisitsAttr       string // the attribute as written (max_node_visits, or max_visits); "" when unset
 	Retry               Backoff
 
 	ToolCommand   string // tool nodes
@@ -130,7 +132,7 @@ type Node struct {
 	LLMProvider     string
 	ReasoningEffort string
 
-	JoinPolicy  string // parallel and fan-in: "wait_all" (default) or "first_success"
+	JoinPolicy  string // parallel and fan-in: "wait_all", "first_success", or "" (the fan-in's, else wait_all)
 	MaxParallel int    // parallel: max_parallel, default 4
 
 	Fidelity string // fidelity on the node; "" = inherit (edge, then graph default_fidelity)
@@ -148,7 +150,7 @@ type Edge struct {
 	FromPos     dot.Pos
 	Label       string
 	Condition   *Condition // nil when unconditional
-	Weight      int
+	Weight      float64    // a number: integers in our dialect, fractions in samueljklee's and Fabro's
 	LoopRestart bool
 	Fidelity    string
 	ThreadID    string
@@ -207,21 +209,38 @@ type StyleDecl struct {
 	Value    string
 	Offset   int     // byte offset of the property in the stylesheet text
 	Pos      dot.Pos // source position of the property (set by Load)
+	Alias    string  // the property as written when it is another engine's name (Fabro's model), else ""
 }
 
-// Condition is a parsed edge condition: clauses joined by &&.
+// Condition is a parsed edge condition: alternatives joined by ||, each
+// clauses joined by && (&& binds tighter, as in Fabro). A negated clause
+// (!) is stored as its complement (!outcome=success is outcome!=success).
 type Condition struct {
-	Source  string // as written
-	Clauses []Clause
+	Source string // as written
+	// Any holds the alternatives: the condition holds when every clause
+	// of one of them holds. A condition without || has one.
+	Any [][]Clause
+	// Notes are constructs of other engines' condition languages read as
+	// ours (Fabro's outcome spellings, ||, !, contains), for Load to warn.
+	Notes []ConditionNote
+}
+
+// ConditionNote is a construct read as ours, at a byte offset of Source.
+type ConditionNote struct {
+	Offset   int
+	Msg, Fix string
 }
 
 // Op is a condition operator.
 type Op string
 
 const (
-	OpEq     Op = "="
-	OpNe     Op = "!="
-	OpTruthy Op = "" // bare key: true when the resolved value is non-empty and not "false"/"0"
+	OpEq          Op = "="
+	OpNe          Op = "!="
+	OpTruthy      Op = ""          // bare key: true when the resolved value is non-empty and not "false"/"0"
+	OpFalsy       Op = "!"         // !key: the negation of OpTruthy
+	OpContains    Op = "contains"  // substring of the value, or member of a JSON array value
+	OpNotContains Op = "!contains" // the negation of OpContains
 )
 
 // Clause is `key op literal`. Key is "outcome", "preferred_label" or

@@ -57,7 +57,7 @@ func selectEdge(edges []*Edge, o Outcome, vars CondVars, isConditional func(id s
 		}
 	}
 	if o.Status.Custom() {
-		return selectCustom(matched, unconditional, o.Status)
+		return selectCustom(matched, unconditional, o.Status, vars)
 	}
 	if len(matched) > 0 {
 		return selection{bestEdge(matched), ByCondition}, true
@@ -93,10 +93,11 @@ func selectEdge(edges []*Edge, o Outcome, vars CondVars, isConditional func(id s
 }
 
 // selectCustom routes a custom outcome: only a condition that names it
-// (outcome=VALUE) or an edge labelled with it may carry it; anything else
-// (an unconditional edge, outcome!=fail) was written for other outcomes.
-func selectCustom(matched, unconditional []*Edge, st Status) (selection, bool) {
-	matched = slices.DeleteFunc(matched, func(e *Edge) bool { return !e.Condition.Names(st) })
+// (outcome=VALUE, in the alternative that holds) or an edge labelled with
+// it may carry it; anything else (an unconditional edge, outcome!=fail)
+// was written for other outcomes.
+func selectCustom(matched, unconditional []*Edge, st Status, vars CondVars) (selection, bool) {
+	matched = slices.DeleteFunc(matched, func(e *Edge) bool { return !e.Condition.namesHolding(st, vars) })
 	if len(matched) > 0 {
 		return selection{bestEdge(matched), ByCondition}, true
 	}
@@ -143,11 +144,16 @@ func weightOrLexical(edges []*Edge, best *Edge) EdgeMethod {
 	return ByWeight
 }
 
-// retryTarget returns the first usable retry target for n: its own
-// retry_target and fallback_retry_target, then the graph's. A target that
-// names no node is skipped, as a fallback exists for exactly that case.
-func retryTarget(p *Pipeline, n *Node) string {
-	for _, t := range []string{n.RetryTarget, n.FallbackRetryTarget, p.RetryTarget, p.FallbackRetryTarget} {
+// retryTarget returns the first usable retry target for nodes: each one's
+// retry_target and fallback_retry_target in turn, then the graph's. A
+// target that names no node is skipped, as a fallback exists for exactly
+// that case.
+func retryTarget(p *Pipeline, nodes ...*Node) string {
+	var ts []string
+	for _, n := range nodes {
+		ts = append(ts, n.RetryTarget, n.FallbackRetryTarget)
+	}
+	for _, t := range append(ts, p.RetryTarget, p.FallbackRetryTarget) {
 		if t != "" && p.Node(t) != nil {
 			return t
 		}

@@ -9,7 +9,7 @@ import (
 )
 
 func TestSelectEdge(t *testing.T) {
-	cond := func(src string, cls ...Clause) *Condition { return &Condition{Source: src, Clauses: cls} }
+	cond := func(src string, cls ...Clause) *Condition { return &Condition{Source: src, Any: [][]Clause{cls}} }
 	onFail := cond("outcome=fail", Clause{Key: "outcome", Op: OpEq, Value: "fail"})
 	onSuccess := cond("outcome=success", Clause{Key: "outcome", Op: OpEq, Value: "success"})
 	ctxFlag := cond("context.ready=true", Clause{Key: "context.ready", Op: OpEq, Value: "true"})

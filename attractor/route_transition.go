@@ -26,20 +26,46 @@ func (r *run) transition(n *Node, o Outcome) transition {
 			return transition{stop: stop(n.ID, o.FailureClass, "exit %s failed: %s", n.ID, o.FailureReason)}
 		}
 		return transition{}
-	case n.Kind == KindParallel && o.Status != StatusFail:
-		return transition{next: findFanIn(r.p, n.ID), method: ByFanIn}
+	case n.Kind == KindParallel:
+		return r.afterParallel(n, o)
 	}
 	sel, ok := selectEdge(r.p.Outgoing(n.ID), o, r.condVars(r.main, o), r.p.isConditional)
-	if ok && n.Kind != KindParallel {
+	if ok {
 		return r.follow(n, o, sel)
 	}
 	if o.Status == StatusFail {
-		if t := retryTarget(r.p, n); t != "" {
+		if t := retryTarget(r.p, r.failureChain(n, o)...); t != "" {
 			return transition{next: t, method: ByRetryTarget}
 		}
 		return transition{stop: r.failStop(n, o)}
 	}
 	return transition{stop: r.noEdgeStop(n, o)}
+}
+
+// afterParallel goes on to the fan-in whatever the parallel node's
+// outcome: its edges are the branches, and the fan-in passes a failure on
+// to its own edges. Without a fan-in the node failed, and only the retry
+// target chain is left.
+func (r *run) afterParallel(n *Node, o Outcome) transition {
+	if fanIn := findFanIn(r.p, n.ID); fanIn != "" {
+		return transition{next: fanIn, method: ByFanIn}
+	}
+	if t := retryTarget(r.p, n); t != "" && o.Status == StatusFail {
+		return transition{next: t, method: ByRetryTarget}
+	}
+	if o.Status == StatusFail {
+		return transition{stop: r.failStop(n, o)}
+	}
+	return transition{stop: r.noEdgeStop(n, o)}
+}
+
+// failureChain is whose retry targets a failure of n may take: n's, and
+// after a fan-in that passed a parallel node's failure on, that node's.
+func (r *run) failureChain(n *Node, o Outcome) []*Node {
+	if p := r.p.Node(passedOnFrom(n, o)); p != nil {
+		return []*Node{n, p}
+	}
+	return []*Node{n}
 }
 
 // failStop ends the run after n failed with nowhere to go. A conditional
@@ -50,6 +76,9 @@ func (r *run) failStop(n *Node, o Outcome) *stopError {
 		if src, ok := r.main.rc.String("last_stage"); ok && src != "" && src != n.ID {
 			return stop(src, o.FailureClass, "node %s failed: %s (conditional %s has no edge for outcome=fail)", src, o.FailureReason, n.ID)
 		}
+	}
+	if from := passedOnFrom(n, o); from != "" {
+		return stop(from, o.FailureClass, "%s (fan-in %s has no edge for outcome=fail)", o.FailureReason, n.ID)
 	}
 	if n.GoalGate {
 		return stop(n.ID, o.FailureClass, "goal gate %s unsatisfied: node %s failed: %s", n.ID, n.ID, o.FailureReason)

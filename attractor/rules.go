@@ -33,6 +33,12 @@ const (
 	RuleFailPathMissing      = "fail_path_missing"
 	RuleDurationUnrenderable = "duration_unrenderable"
 	RuleFidelityValid        = "fidelity_valid"
+	RuleParallelTolerates    = "parallel_tolerates_failure"
+	RuleParallelWaitAll      = "parallel_wait_all"
+	RuleDialectAlias         = "dialect_alias"
+	RuleDialectForeign       = "dialect_foreign"
+	RuleManagerChild         = "manager_child"
+	RuleManagerLoop          = "manager_loop"
 )
 
 // RuleInfo describes one rule.
@@ -56,7 +62,7 @@ func Rules() []RuleInfo {
 		{RuleStartNoIncoming, SeverityError, "the start node has no incoming edges"},
 		{RuleExitNoOutgoing, SeverityError, "exit nodes have no outgoing edges"},
 		{RuleEdgeTargetExists, SeverityError, "both ends of every edge are declared nodes"},
-		{RuleReachability, SeverityWarning, "every node is reachable from the start node"},
+		{RuleReachability, SeverityError, "every node is reachable from the start node"},
 		{RuleExitReachable, SeverityError, "every node can reach an exit"},
 		{RuleConditionSyntax, SeverityError, "edge conditions parse"},
 		{RuleConditionContextKey, SeverityWarning, "context keys in conditions are written context.KEY"},
@@ -66,6 +72,8 @@ func Rules() []RuleInfo {
 		{RuleShapeAgent, SeverityWarning, "node shapes map to a handler of their own"},
 		{RuleTypeKnown, SeverityWarning, "node types name a registered handler"},
 		{RuleHandlerSupported, SeverityError, "no node needs a handler the engine does not support yet"},
+		{RuleManagerChild, SeverityError, "a manager loop (house) names a child pipeline inside the repository that loads"},
+		{RuleManagerLoop, SeverityWarning, "a manager loop's settings do what they say"},
 		{RuleToolCommandMissing, SeverityError, "tool nodes have a tool_command"},
 		{RuleVerifyCommandMissing, SeverityError, "verify nodes have a command"},
 		{RuleRetryTargetExists, SeverityWarning, "retry targets name declared nodes"},
@@ -76,6 +84,10 @@ func Rules() []RuleInfo {
 		{RuleFailPathMissing, SeverityWarning, "a failed outcome has somewhere to go"},
 		{RuleDurationUnrenderable, SeverityInfo, "durations are quoted so Graphviz can render the file"},
 		{RuleFidelityValid, SeverityWarning, "fidelity modes are known"},
+		{RuleParallelTolerates, SeverityWarning, "a parallel node that tolerates failing branches says so"},
+		{RuleParallelWaitAll, SeverityInfo, "a failing branch fails the run where other engines go on"},
+		{RuleDialectAlias, SeverityWarning, "another engine's construct that means the same here is written our way"},
+		{RuleDialectForeign, SeverityError, "no construct of another engine that means something else here or that kilroy-bot does not run"},
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
@@ -138,6 +139,9 @@ func decodeStatus(b []byte) (Outcome, error) {
 	}
 	if o.PreferredLabel == "" {
 		o.PreferredLabel = f.PreferredNextLabel
+	}
+	if fst, ok := fabroOutcome(strings.TrimSpace(*raw)); ok {
+		o.Notes = strings.TrimSpace(fmt.Sprintf("status file wrote %q, Fabro's spelling of %s: read as %s. %s", *raw, fst, fst, o.Notes))
 	}
 	o.Meta = promote(o.Meta, "failure_class", f.FailureClass)
 	o.Meta = promote(o.Meta, "failure_signature", f.FailureSignature)

@@ -34,6 +34,21 @@ func TestDecodeStatus(t *testing.T) {
 			in:   `{"outcome":"partial_success","preferred_next_label":"Fix"}`,
 			want: Outcome{Status: StatusPartialSuccess, PreferredLabel: "Fix"},
 		},
+		{
+			name: "Fabro's succeeded is success, noted",
+			in:   `{"outcome":"succeeded"}`,
+			want: Outcome{Status: StatusSuccess, Notes: `status file wrote "succeeded", Fabro's spelling of success: read as success.`},
+		},
+		{
+			name: "Fabro's partially_succeeded is partial_success, noted beside the file's notes",
+			in:   `{"status":"partially_succeeded","notes":"2 of 3"}`,
+			want: Outcome{Status: StatusPartialSuccess, Notes: `status file wrote "partially_succeeded", Fabro's spelling of partial_success: read as partial_success. 2 of 3`},
+		},
+		{
+			name: "Fabro's failed is fail, noted",
+			in:   `{"status":"failed","failure_reason":"red"}`,
+			want: Outcome{Status: StatusFail, FailureReason: "red", Notes: `status file wrote "failed", Fabro's spelling of fail: read as fail.`},
+		},
 		{name: "no status", in: `{"notes":"hi"}`, wantErr: `status file has neither "status" nor "outcome"`},
 		{name: "unknown status", in: `{"status":"looks great!"}`, wantErr: `status file has unknown status "looks great!"`},
 		{name: "wrong type", in: `{"status":1}`, wantErr: "status file does not match the status contract"},

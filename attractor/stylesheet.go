@@ -164,6 +164,10 @@ func (sc *styleScanner) decls() ([]StyleDecl, error) {
 func (sc *styleScanner) decl() (StyleDecl, error) {
 	start := sc.i
 	prop := sc.word()
+	alias := ""
+	if prop == "model" { // Fabro's name
+		alias, prop = prop, "llm_model"
+	}
 	if !isStyleProperty(prop) {
 		if prop == "" {
 			return StyleDecl{}, sc.errf(start, "write property: value;", "expected a property name, found %s", sc.found())
@@ -188,7 +192,7 @@ func (sc *styleScanner) decl() (StyleDecl, error) {
 	if val == "" {
 		return StyleDecl{}, sc.errf(valOff, fmt.Sprintf("write %s: VALUE;", prop), "missing value for %q", prop)
 	}
-	return StyleDecl{Property: prop, Value: val, Offset: start}, nil
+	return StyleDecl{Property: prop, Value: val, Offset: start, Alias: alias}, nil
 }
 
 // value reads a quoted string or a bare value running to ; or }.

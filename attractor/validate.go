@@ -27,6 +27,7 @@ func validate(p *Pipeline, cfg loadConfig) Diagnostics {
 		v.node(n)
 	}
 	v.graphTargets()
+	v.otherEngines()
 	v.fidelity()
 	v.failRouting()
 	v.r.diags.Sort()
@@ -42,6 +43,10 @@ type validator struct {
 	out [][]int        // node index → indices of edges (both ends declared)
 	// comp labels nodes with their strongly connected component (sccs).
 	comp []int
+	// names are the node IDs, for suggestNode, which has made suggested
+	// suggestions so far.
+	names     []string
+	suggested int
 }
 
 func newValidator(p *Pipeline, cfg loadConfig) *validator {
@@ -149,7 +154,6 @@ func (v *validator) lookup(id string) *Node {
 // chain names its middle nodes twice (target of one hop, source of the
 // next); each written name is reported once.
 func (v *validator) edgeEnds() {
-	var names []string // built on the first miss only
 	reported := map[dot.Pos]bool{}
 	for _, e := range v.p.Edges {
 		for _, end := range []struct {
@@ -160,18 +164,34 @@ func (v *validator) edgeEnds() {
 				continue
 			}
 			reported[end.pos] = true
-			if names == nil {
-				names = v.nodeIDs()
-			}
 			msg := fmt.Sprintf("%q is not a declared node", end.id)
 			fix := fmt.Sprintf("declare it: %s [shape=box, prompt=\"...\"]", end.id)
-			if s := suggest(end.id, names); s != "" {
+			if s := v.suggestNode(end.id); s != "" {
 				msg += fmt.Sprintf("; did you mean %q?", s)
 				fix = fmt.Sprintf("change %q to %q", end.id, s)
 			}
 			v.r.edge(RuleEdgeTargetExists, e, end.pos, msg, fix)
 		}
 	}
+}
+
+// maxNameSuggestions is how many unknown node names of one pipeline get a
+// "did you mean": each costs a look at every node, and a generated graph
+// can name thousands of unknown nodes, where one more suggestion helps
+// nobody.
+const maxNameSuggestions = 20
+
+// suggestNode is suggest over the pipeline's node IDs, for the first
+// maxNameSuggestions unknown names.
+func (v *validator) suggestNode(id string) string {
+	if v.suggested >= maxNameSuggestions {
+		return ""
+	}
+	v.suggested++
+	if v.names == nil {
+		v.names = v.nodeIDs()
+	}
+	return suggest(id, v.names)
 }
 
 func (v *validator) nodeIDs() []string {
@@ -182,7 +202,8 @@ func (v *validator) nodeIDs() []string {
 	return out
 }
 
-// reachability warns about nodes no path from the start reaches. It needs
+// reachability reports nodes no path from the start reaches (an error, as
+// spec §7.2 says: such a node is a mistake, and it never runs). It needs
 // exactly one start; start_node reports the rest.
 func (v *validator) reachability() {
 	starts := v.nodesOfKind(KindStart)
@@ -233,7 +254,7 @@ func (v *validator) missingTarget(key, id string) string {
 }
 
 func (v *validator) targetFix(id string) string {
-	if s := suggest(id, v.nodeIDs()); s != "" {
+	if s := v.suggestNode(id); s != "" {
 		return fmt.Sprintf("did you mean %q?", s)
 	}
 	return "name a node declared in this file"

@@ -11,7 +11,7 @@ import (
 // limit. It reports the dead ends (non-exit nodes without outgoing
 // edges) and the closed loops (cycles no edge leaves); every other node
 // that cannot reach an exit leads into one of those. Nodes no run can
-// enter (reachability warns about them) are left out.
+// enter (reachability reports them) are left out.
 func (v *validator) exitReachable() {
 	exits := v.nodesOfKind(KindExit)
 	if len(exits) == 0 {

@@ -9,22 +9,23 @@ import (
 // node runs the per-node rules.
 func (v *validator) node(n *Node) {
 	v.shapeAndType(n)
-	v.supported(n)
+	v.managerLoop(n)
 	v.commands(n)
 	v.retryTargets(n)
 	v.prompts(n)
+	v.parallelTolerance(n)
 }
 
 func (v *validator) shapeAndType(n *Node) {
 	if n.Type == "" {
 		// Shape is empty only on hand-built nodes, which set Kind directly.
-		if _, ok := shapeKind(n.Shape); !ok && n.Shape != "" {
+		if _, ok := shapeKind(n.Shape); !ok && n.Shape != "" && foreignShape(n.Shape) == nil {
 			v.unknownShape(n)
 		}
 		return
 	}
-	if v.knownType(n.Type) {
-		return
+	if v.knownType(n.Type) || foreignType(n.Type) != nil {
+		return // dialect_foreign reports another engine's type
 	}
 	known := v.knownTypes()
 	fix := "use a built-in type (" + joinList(known) + ") or register the handler"
@@ -62,26 +63,6 @@ func (v *validator) unknownShape(n *Node) {
 		}
 		v.r.node(RuleShapeAgent, n, pos, fmt.Sprintf("shape %q has no handler of its own: node %q runs as a coding agent (shape=box)", n.Shape, n.ID), fix)
 	}
-}
-
-// supported checks handler_supported: a kind the dialect names but the
-// engine cannot run yet. The engine still fails such a node (see
-// managerLoopHandler); saying so here spares a run that would stop there.
-// A host that registers a handler for the kind runs it instead.
-func (v *validator) supported(n *Node) {
-	if n.Kind != KindManagerLoop || v.cfg.types[string(KindManagerLoop)] {
-		return
-	}
-	v.r.node(RuleHandlerSupported, n, n.Pos,
-		fmt.Sprintf("node %q: shape=house is the spec's manager loop (stack.manager_loop, §4.11), which kilroy-bot does not run; a run would fail at this node", n.ID),
-		managerLoopRewrite(n.ID))
-}
-
-// managerLoopRewrite shows the manager loop as edges.
-func managerLoopRewrite(id string) string {
-	return fmt.Sprintf("write the loop with edges: replace %s with the steps it supervises, e.g. "+
-		`work [prompt="...", max_node_visits=5]  (manager.max_cycles); check [shape=octagon, command="..."]  (the stop condition); `+
-		`work -> check; check -> NEXT [condition="outcome=success"]; check -> work [condition="outcome=fail"]`, id)
 }
 
 func (v *validator) knownType(t string) bool {

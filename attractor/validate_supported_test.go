@@ -7,15 +7,15 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// TestValidateHandlerSupported: a manager loop is reported before the run,
-// at the node, however it is selected; only a host that registered a
-// handler for the kind may use it.
-func TestValidateHandlerSupported(t *testing.T) {
-	const msg = `node "loop": shape=house is the spec's manager loop (stack.manager_loop, §4.11), which kilroy-bot does not run; a run would fail at this node`
-	const fix = `write the loop with edges: replace loop with the steps it supervises, e.g. work [prompt="...", max_node_visits=5]  (manager.max_cycles); ` +
-		`check [shape=octagon, command="..."]  (the stop condition); work -> check; check -> NEXT [condition="outcome=success"]; check -> work [condition="outcome=fail"]`
+// TestValidateManagerLoopNeedsChild: a manager loop runs (it is no longer
+// handler_supported), and one without a child pipeline is reported before
+// the run, at the node, however it is selected; a host that registered a
+// handler for the kind runs its own.
+func TestValidateManagerLoopNeedsChild(t *testing.T) {
+	const msg = `node "loop": a manager loop runs the child pipeline stack.child_dotfile names: stack.child_dotfile is not set`
+	const fix = `set stack.child_dotfile to the child's path from the repository root, e.g. stack.child_dotfile=".kilroy/child.dot"`
 	want := func(line, col int) []Diagnostic {
-		return []Diagnostic{{Rule: RuleHandlerSupported, Severity: SeverityError, File: "ci.dot",
+		return []Diagnostic{{Rule: RuleManagerChild, Severity: SeverityError, File: "ci.dot",
 			Line: line, Col: col, Node: "loop", Message: msg, Fix: fix}}
 	}
 	tests := []struct {
@@ -30,6 +30,10 @@ func TestValidateHandlerSupported(t *testing.T) {
 			nil, want(4, 3)},
 		{"shape from a node default", "digraph ci {\n  start [shape=Mdiamond]\n  exit [shape=Msquare]\n  subgraph s { node [shape=house]; loop }\n  start -> loop -> exit\n}\n",
 			nil, want(4, 36)},
+		{"child on the node", "digraph ci {\n  start [shape=Mdiamond]\n  exit [shape=Msquare]\n  loop [shape=house, stack.child_dotfile=\"c.dot\"]\n  start -> loop -> exit\n}\n",
+			nil, nil},
+		{"child on the graph", "digraph ci {\n  stack.child_dotfile=\"c.dot\"\n  start [shape=Mdiamond]\n  exit [shape=Msquare]\n  loop [shape=house]\n  start -> loop -> exit\n}\n",
+			nil, nil},
 		{"host registered a handler", "digraph ci {\n  start [shape=Mdiamond]\n  exit [shape=Msquare]\n  loop [shape=house]\n  start -> loop -> exit\n}\n",
 			[]string{"stack.manager_loop"}, nil},
 		{"other kinds", "digraph ci {\n  start [shape=Mdiamond]\n  exit [shape=Msquare]\n  loop [shape=hexagon]\n  start -> loop -> exit\n}\n",
@@ -40,7 +44,7 @@ func TestValidateHandlerSupported(t *testing.T) {
 			_, ds, err := Load("ci.dot", []byte(tt.src), WithHandlerTypes(tt.types...))
 			var got []Diagnostic
 			for _, d := range ds {
-				if d.Rule == RuleHandlerSupported {
+				if d.Rule == RuleManagerChild || d.Rule == RuleHandlerSupported {
 					got = append(got, d)
 				}
 			}
@@ -56,10 +60,10 @@ func TestValidateHandlerSupported(t *testing.T) {
 }
 
 // A pipeline built by hand (no shape) is checked by kind.
-func TestValidateHandlerSupportedHandBuilt(t *testing.T) {
+func TestValidateManagerLoopHandBuilt(t *testing.T) {
 	p := handBuilt([]*Node{{ID: "start", Kind: KindStart}, {ID: "loop", Kind: KindManagerLoop}, {ID: "exit", Kind: KindExit}},
 		&Edge{From: "start", To: "loop"}, &Edge{From: "loop", To: "exit"})
-	if diff := cmp.Diff(ruleIDs(Validate(p)), []string{"handler_supported:loop"}); diff != "" {
+	if diff := cmp.Diff(ruleIDs(Validate(p)), []string{"manager_child:loop"}); diff != "" {
 		t.Errorf("diagnostics (-got +want):\n%s", diff)
 	}
 }

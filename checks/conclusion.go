@@ -61,9 +61,10 @@ func NodeConclusion(v *RunView, n *NodeView) (status, conclusion string) {
 }
 
 // RunConclusion is the status and conclusion of the kilroy/<pipeline>
-// check: queued, in progress, then success, failure, timed_out (the run
-// failed on a timeout) or cancelled. A finished run whose branch could not
-// be pushed is a failure.
+// check: queued, in progress, then success, neutral (a partial run: its
+// pipeline tolerated a failure), failure, timed_out (the run failed on a
+// timeout) or cancelled. A finished run whose branch could not be pushed
+// is a failure.
 func RunConclusion(v *RunView) (status, conclusion string) {
 	if v.PushError != "" && v.Finished() && v.Status != RunCancelled {
 		return StatusCompleted, ConclusionFailure
@@ -75,6 +76,8 @@ func RunConclusion(v *RunView) (status, conclusion string) {
 		return StatusInProgress, ""
 	case RunSuccess:
 		return StatusCompleted, ConclusionSuccess
+	case RunPartial:
+		return StatusCompleted, ConclusionNeutral
 	case RunCancelled:
 		return StatusCompleted, ConclusionCancelled
 	}

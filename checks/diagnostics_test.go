@@ -8,7 +8,7 @@ import (
 )
 
 func TestDiagnosticAnnotations(t *testing.T) {
-	src := "digraph ci {\n  start [shape=Mdiamond]\n  done [shape=Msquare]\n  start -> dnoe\n}\n"
+	src := "digraph ci {\n  start [shape=Mdiamond]\n  done [shape=Msquare]\n  start -> dnoe\n  start -> done\n}\n"
 	_, ds, err := attractor.Load(".kilroy/ci.dot", []byte(src))
 	if err == nil {
 		t.Fatal("an edge to an undeclared node loaded without error")

@@ -19,6 +19,7 @@ func (p *Publisher) NodeStarted(ctx context.Context, ev attractor.NodeStarted) e
 		return nil
 	}
 	_ = p.rec.NodeStarted(ctx, ev)
+	p.lateVerify(ev.Node)
 	p.changed(ctx, nodeID(ev.Node))
 	return nil
 }

@@ -19,6 +19,9 @@ type RunInfo struct {
 	// that the run used the base branch's pipelines although the pull
 	// request changes them.
 	Notes []string
+	// Image and ImageDigest name the image the run's nodes run in, pinned;
+	// empty for the host jail.
+	Image, ImageDigest string
 }
 
 // Recorder builds a RunView from the engine's events. It is safe for
@@ -38,7 +41,7 @@ var _ attractor.Listener = (*Recorder)(nil)
 func NewRecorder(p *attractor.Pipeline, info RunInfo) *Recorder {
 	r := &Recorder{index: map[string]int{}}
 	r.view = RunView{Pipeline: info.Pipeline, RunID: info.RunID, HeadSHA: info.HeadSHA, Status: RunPending,
-		Notes: slices.Clone(info.Notes)}
+		Notes: slices.Clone(info.Notes), Image: info.Image, ImageDigest: info.ImageDigest}
 	if p == nil {
 		return r
 	}
@@ -117,6 +120,7 @@ func (r *Recorder) NodeStarted(_ context.Context, ev attractor.NodeStarted) erro
 	r.view.Status = RunRunning
 	n := r.node(ev.Node, ev.Node.ID)
 	n.State = StateRunning
+	r.view.markStarted(n)
 	n.Visits++
 	n.SkipReason = ""
 	n.Dir = ev.Dir
@@ -238,8 +242,10 @@ func (r *Recorder) RunFinished(_ context.Context, res *attractor.RunResult) erro
 		if r.cancelReason != "" {
 			v.Reason = r.cancelReason
 		}
-	case res.Status == attractor.StatusSuccess || res.Status == attractor.StatusPartialSuccess:
+	case res.Status == attractor.StatusSuccess:
 		v.Status = RunSuccess
+	case res.Status == attractor.StatusPartialSuccess:
+		v.Status, v.Tolerated = RunPartial, slices.Clone(res.Tolerated)
 	default:
 		v.Status = RunFailed
 	}

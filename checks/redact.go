@@ -94,6 +94,33 @@ func isWordByte(c byte) bool {
 // holding back unbounded output, so callers redact whole texts.
 type Redactor struct {
 	exact *strings.Replacer // nil without values
+	paths *strings.Replacer // nil without paths (WithPaths)
+}
+
+// WithPaths returns a copy of r that also replaces each of paths (host
+// directories such as the server's data dir, which git's and the
+// engine's messages quote) with shown. Empty paths and "/" are ignored.
+func (r *Redactor) WithPaths(shown string, paths ...string) *Redactor {
+	out := &Redactor{}
+	if r != nil {
+		out.exact = r.exact
+	}
+	var ps []string
+	for _, p := range paths {
+		if p != "" && p != "/" && !slices.Contains(ps, p) {
+			ps = append(ps, p)
+		}
+	}
+	if len(ps) == 0 {
+		return out
+	}
+	slices.SortFunc(ps, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	pairs := make([]string, 0, 2*len(ps))
+	for _, p := range ps {
+		pairs = append(pairs, p, shown)
+	}
+	out.paths = strings.NewReplacer(pairs...)
+	return out
 }
 
 // NewRedactor returns a Redactor for the given secret values (webhook
@@ -133,8 +160,14 @@ func NewRedactor(values ...string) *Redactor {
 	return &Redactor{exact: strings.NewReplacer(pairs...)}
 }
 
-// Redact returns s with every secret replaced by Redacted.
+// Redact returns s with every secret replaced by Redacted, cleaned of
+// escape sequences and control characters first (Clean), so that none can
+// split a secret or reach a reader.
 func (r *Redactor) Redact(s string) string {
+	s = Clean(s)
+	if r != nil && r.paths != nil {
+		s = r.paths.Replace(s)
+	}
 	if r != nil && r.exact != nil {
 		s = r.exact.Replace(s)
 	}

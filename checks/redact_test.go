@@ -140,3 +140,14 @@ func TestRedactEncodedForms(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactPaths: WithPaths replaces each path, the longest first, and
+// keeps the secrets of the Redactor it came from.
+func TestRedactPaths(t *testing.T) {
+	r := NewRedactor("hunter2hunter2").WithPaths("<data dir>", "/srv/kilroy", "/srv/kilroy-real", "/", "")
+	got := r.Redact("git add (in /srv/kilroy/runs/1/worktree): exit 128; real /srv/kilroy-real/x; key hunter2hunter2; /etc")
+	want := "git add (in <data dir>/runs/1/worktree): exit 128; real <data dir>/x; key " + Redacted + "; /etc"
+	if got != want {
+		t.Errorf("Redact:\n got %q\nwant %q", got, want)
+	}
+}

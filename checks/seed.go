@@ -42,6 +42,7 @@ func (r *Recorder) Seed(prior Prior) {
 	defer r.mu.Unlock()
 	for _, p := range prior.Nodes {
 		n := r.node(nil, p.ID)
+		r.view.markStarted(n)
 		n.Visits, n.Attempts, n.Duration = p.Visits, p.Attempts, p.Duration
 		n.Outcome, n.HasOutcome = cloneOutcome(p.Outcome), true
 		n.State, n.SkipReason = finalState(p.Outcome)

@@ -94,10 +94,17 @@ func nodesTitle(v *RunView) string {
 			return count + " · " + plural(skipped, "node") + " skipped"
 		}
 		return count
+	case RunPartial:
+		return count + " · " + toleratedPart(v)
 	case RunCancelled:
 		return "cancelled: " + firstNonEmpty(firstLine(v.Reason), "run cancelled") + " · " + count
 	}
 	return count + " · " + failedPart(v)
+}
+
+// toleratedPart names the failures a partial run's pipeline tolerated.
+func toleratedPart(v *RunView) string {
+	return "failed, tolerated by the pipeline (allow_partial or first_success): " + clip(strings.Join(v.Tolerated, ", "), 100)
 }
 
 // runningTitle names the nodes under way.
@@ -124,7 +131,7 @@ func failedPart(v *RunView) string {
 	if k := len(n.Findings()); k > 0 {
 		return fmt.Sprintf("%s failed (%s)", n.ID, plural(k, "finding"))
 	}
-	return n.ID + " failed: " + clip(firstNonEmpty(firstLine(n.Outcome.FailureReason), firstLine(v.Reason), "no reason given"), 100)
+	return n.ID + " failed: " + clip(firstNonEmpty(Headline(n.Outcome.FailureReason), Headline(v.Reason), "no reason given"), 100)
 }
 
 // outcomeLine is the summary's first line.
@@ -136,11 +143,13 @@ func outcomeLine(v *RunView) string {
 		return "⏳ **Running**"
 	case RunSuccess:
 		return "✅ **Succeeded** in " + duration(v.Duration)
+	case RunPartial:
+		return "⚠️ **Partial** in " + duration(v.Duration) + ": " + cell(toleratedPart(v))
 	case RunCancelled:
 		return "🚫 **Cancelled**: " + cell(firstNonEmpty(firstLine(v.Reason), "run cancelled"))
 	}
 	if v.FailedNode != "" {
-		return "❌ **Failed** at " + code(v.FailedNode) + ": " + cell(clip(firstLine(v.Reason), 300))
+		return "❌ **Failed** at " + code(v.FailedNode) + ": " + cell(clip(Headline(v.Reason), 300))
 	}
 	return "❌ **Failed**: " + cell(clip(firstNonEmpty(firstLine(v.Reason), "no reason given"), 300))
 }
@@ -154,18 +163,21 @@ func runLine(v *RunView, opts RenderOptions) string {
 	if v.HeadSHA != "" {
 		parts = append(parts, "on "+opts.commit(v.HeadSHA))
 	}
+	if v.Image != "" {
+		parts = append(parts, "image "+code(v.Image)+" @ "+code(v.ImageDigest))
+	}
 	if opts.RunURL != "" {
 		parts = append(parts, link("run details and logs", opts.RunURL))
 	}
 	return strings.Join(parts, " · ")
 }
 
-// nodeTable lists every node in declaration order.
+// nodeTable lists every node in run order (RunOrder).
 func nodeTable(v *RunView, opts RenderOptions) string {
 	var b strings.Builder
 	b.WriteString("| Node | Kind | Status | Attempts | Duration | Checkpoint |\n")
 	b.WriteString("|---|---|---|---:|---:|---|\n")
-	for _, n := range v.Nodes {
+	for _, n := range RunOrder(v.Nodes) {
 		name := codeCell(n.ID)
 		if n.Label != "" && n.Label != n.ID {
 			name += " " + cell(clip(n.Label, 80))

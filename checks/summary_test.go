@@ -121,6 +121,19 @@ func TestSummaryTitle(t *testing.T) {
 	}
 }
 
+// TestSummaryOfPartialRun: a run that ended partial_success is never
+// titled or introduced as a success; both name the tolerated nodes.
+func TestSummaryOfPartialRun(t *testing.T) {
+	v := branchRun(t)
+	v.Status, v.Tolerated = RunPartial, []string{"unit"}
+	title, summary, _ := Summary(v, RenderOptions{})
+	for _, s := range []string{title, strings.SplitN(summary, "\n", 2)[0]} {
+		if !strings.Contains(s, "tolerated by the pipeline") || !strings.Contains(s, "unit") || strings.Contains(s, "Succeeded") {
+			t.Errorf("%q does not say the run is partial, naming unit", s)
+		}
+	}
+}
+
 func TestMermaidEscapesLabels(t *testing.T) {
 	_, summary, _ := Summary(failedRun(t), RenderOptions{})
 	want := `n1["Build #91;all#93; #quot;pkgs#quot; #40;fast#41; #124; #123;x#125;"]:::success`

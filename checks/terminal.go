@@ -37,7 +37,7 @@ func TerminalSummary(v *RunView, o TerminalOptions) string {
 	for _, n := range rv.Nodes {
 		w.id, w.state = max(w.id, len(n.ID)), max(w.state, len(n.State))
 	}
-	for _, n := range rv.Nodes {
+	for _, n := range RunOrder(rv.Nodes) {
 		writeNodeLine(&b, p, n, w, o)
 	}
 	if rv.Finished() && rv.Duration > 0 {
@@ -96,7 +96,7 @@ func nodeWhy(n NodeView) string {
 		if len(n.Findings()) > 0 {
 			return ""
 		}
-		return firstLine(n.Outcome.FailureReason)
+		return Headline(n.Outcome.FailureReason)
 	case StateSkipped, StateCancelled:
 		return firstLine(n.SkipReason)
 	}
@@ -154,7 +154,7 @@ func runColor(s RunStatus) string {
 		return colorGreen
 	case RunFailed:
 		return colorRed
-	case RunCancelled:
+	case RunCancelled, RunPartial:
 		return colorYellow
 	}
 	return colorNone

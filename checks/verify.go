@@ -73,7 +73,7 @@ func nodeAnnotations(n *NodeView, r *Redactor) []Annotation {
 
 // verifyTitle is the check's one-line verdict.
 func verifyTitle(n *NodeView, conclusion string, annotations int) string {
-	reason := firstNonEmpty(firstLine(n.Outcome.FailureReason), firstLine(n.SkipReason))
+	reason := firstNonEmpty(Headline(n.Outcome.FailureReason), firstLine(n.SkipReason))
 	switch conclusion {
 	case "":
 		if n.State == StateRetrying {

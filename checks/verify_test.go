@@ -59,6 +59,7 @@ func TestRunConclusion(t *testing.T) {
 		{RunView{Status: RunPending}, StatusQueued, ""},
 		{RunView{Status: RunRunning}, StatusInProgress, ""},
 		{RunView{Status: RunSuccess}, StatusCompleted, ConclusionSuccess},
+		{RunView{Status: RunPartial, Tolerated: []string{"unit"}}, StatusCompleted, ConclusionNeutral},
 		{RunView{Status: RunFailed, FailureClass: attractor.ClassDeterministic}, StatusCompleted, ConclusionFailure},
 		{RunView{Status: RunFailed, FailureClass: attractor.ClassTransientInfra, Reason: "tool_command timed out after 1s"}, StatusCompleted, ConclusionTimedOut},
 		{RunView{Status: RunCancelled}, StatusCompleted, ConclusionCancelled},

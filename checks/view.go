@@ -27,9 +27,13 @@ const (
 type RunStatus string
 
 const (
-	RunPending   RunStatus = "pending"
-	RunRunning   RunStatus = "running"
-	RunSuccess   RunStatus = "success"
+	RunPending RunStatus = "pending"
+	RunRunning RunStatus = "running"
+	RunSuccess RunStatus = "success"
+	// RunPartial is a run that reached an exit while failures its
+	// pipeline tolerated (allow_partial, first_success) stood unhandled:
+	// never reported as a success.
+	RunPartial   RunStatus = "partial"
 	RunFailed    RunStatus = "failed"
 	RunCancelled RunStatus = "cancelled"
 )
@@ -42,11 +46,15 @@ type RunView struct {
 	Goal     string
 	// Notes are the host's remarks on the run (RunInfo.Notes).
 	Notes []string
+	// Image and ImageDigest: RunInfo's.
+	Image, ImageDigest string
 
 	Status       RunStatus
 	Reason       string // why the run failed or was cancelled
 	FailureClass attractor.FailureClass
 	FailedNode   string // the node the failure is attributed to, if any
+	// Tolerated lists the nodes of a partial run whose failure stood.
+	Tolerated []string
 	// PushError says why the run branch could not be pushed at the end:
 	// the checkpoint commits the checks link to are not on GitHub, so the
 	// run cannot count as a success, whatever its nodes did.
@@ -81,6 +89,9 @@ type NodeView struct {
 	SkipReason    string
 	CheckpointSHA string
 	Dir           string // stage directory of the latest attempt
+	// Started is the node's place in the order nodes first started (1 for
+	// the first); 0 for a node that never started. Tables use it.
+	Started int
 }
 
 // Findings returns the latest outcome's findings.
@@ -109,7 +120,7 @@ func (v *RunView) Node(id string) *NodeView {
 // Finished reports whether the run has ended.
 func (v *RunView) Finished() bool {
 	switch v.Status {
-	case RunSuccess, RunFailed, RunCancelled:
+	case RunSuccess, RunPartial, RunFailed, RunCancelled:
 		return true
 	}
 	return false
@@ -125,6 +136,7 @@ func (v *RunView) clone() *RunView {
 	}
 	c.Edges = slices.Clone(v.Edges)
 	c.Notes = slices.Clone(v.Notes)
+	c.Tolerated = slices.Clone(v.Tolerated)
 	return &c
 }
 

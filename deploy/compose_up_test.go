@@ -88,18 +88,22 @@ func podmanCompose(t *testing.T) {
 	}
 }
 
-// skipIfVolumesExist skips t when a volume the compose files name exists:
-// a real deployment's, which the test's down -v would delete.
-func skipIfVolumesExist(t *testing.T, files ...string) {
+// skipIfVolumesExist skips t when a volume of c's project exists: what a
+// killed test left, which the test's down -v would take over.
+func (c *composeTest) skipIfVolumesExist(t *testing.T, files ...string) {
 	t.Helper()
 	for _, f := range files {
-		for _, v := range readCompose(t, f).Volumes {
-			if v.Name != "" && exec.Command("podman", "volume", "exists", v.Name).Run() == nil {
-				t.Skipf("volume %s exists here (a deployment, or what a killed test left: podman volume rm it); the test would take it over", v.Name)
+		for key := range readCompose(t, f).Volumes {
+			if name := c.volume(key); exec.Command("podman", "volume", "exists", name).Run() == nil {
+				t.Skipf("volume %s exists here (what a killed test left: podman volume rm it); the test would take it over", name)
 			}
 		}
 	}
 }
+
+// volume is the name of the compose files' volume key in c's project:
+// the files name none themselves, so -p keeps projects apart.
+func (c *composeTest) volume(key string) string { return c.project + "_" + key }
 
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -137,8 +141,8 @@ func (c *composeTest) waitHealthy(t *testing.T) {
 // the volume. It leaves no image behind.
 func TestComposeUp(t *testing.T) {
 	podmanCompose(t)
-	skipIfVolumesExist(t, "compose.yml")
 	c := newComposeTest(t, "deploy/compose.yml")
+	c.skipIfVolumesExist(t, "compose.yml")
 	c.up(t)
 	c.down(t, "compose.yml")
 }
@@ -151,8 +155,8 @@ func TestComposeUpPostgres(t *testing.T) {
 	if exec.Command("podman", "image", "exists", image).Run() != nil {
 		t.Skipf("no Postgres image %s here, and no registry to pull one from: set KILROY_POSTGRES_IMAGE to a local image like the official one (TestComposePostgres checks the file)", image)
 	}
-	skipIfVolumesExist(t, "compose.yml", "compose.postgres.yml")
 	c := newComposeTest(t, "deploy/compose.yml", "deploy/compose.postgres.yml")
+	c.skipIfVolumesExist(t, "compose.yml", "compose.postgres.yml")
 	c.env = append(c.env, "POSTGRES_PASSWORD=composetest", "KILROY_POSTGRES_IMAGE="+image)
 	c.up(t)
 	out := run(t, "podman", "exec", c.project+"_postgres_1", "psql", "-U", "kilroy", "-d", "kilroy", "-Atc",
@@ -180,7 +184,7 @@ func (c *composeTest) up(t *testing.T) {
 		}
 		t.Fatalf("podman-compose build made no image %s:\n%s", c.image, out)
 	}
-	volume := readCompose(t, "compose.yml").Volumes["kilroy-data"].Name
+	volume := c.volume("kilroy-data")
 	// With the label podman-compose gives the volumes it creates, which
 	// its down -v removes.
 	storeApp(t, "podman", c.image, volume, "--label", "io.podman.compose.project="+c.project)
@@ -198,9 +202,9 @@ func (c *composeTest) down(t *testing.T, files ...string) {
 		t.Errorf("down -v left containers: %v", left)
 	}
 	for _, f := range files {
-		for _, v := range readCompose(t, f).Volumes {
-			if exec.Command("podman", "volume", "exists", v.Name).Run() == nil {
-				t.Errorf("down -v left volume %s", v.Name)
+		for key := range readCompose(t, f).Volumes {
+			if exec.Command("podman", "volume", "exists", c.volume(key)).Run() == nil {
+				t.Errorf("down -v left volume %s", c.volume(key))
 			}
 		}
 	}

@@ -72,9 +72,8 @@ func dockerfileEnv(t *testing.T, name string) string {
 }
 
 // TestComposeMatchesImageAndSetup: the bot service runs with the security
-// options bubblewrap needs, keeps the image's data dir on a volume with the
-// name docker compose gives it in project "kilroy" (podman-compose 1.0.3
-// ignores `name:`), reads its settings from an env file and the key and
+// options bubblewrap needs, keeps the image's data dir on a volume named
+// after the project (no fixed name, so -p keeps deployments apart), reads its settings from an env file and the key and
 // secret where setup stores them in that data dir, and Postgres is not in
 // compose.yml (podman-compose 1.0.3 has no profiles).
 func TestComposeMatchesImageAndSetup(t *testing.T) {
@@ -105,7 +104,7 @@ func TestComposeMatchesImageAndSetup(t *testing.T) {
 		"secret":   files.WebhookSecret(),
 		"env file": true,
 		"volume":   true,
-		"volumes":  map[string]struct{ Name string }{"kilroy-data": {Name: "kilroy_kilroy-data"}},
+		"volumes":  map[string]struct{ Name string }{"kilroy-data": {}},
 		"build":    true,
 		"services": []string{"bot"},
 	}
@@ -115,7 +114,7 @@ func TestComposeMatchesImageAndSetup(t *testing.T) {
 }
 
 // TestComposePostgres: compose.postgres.yml adds Postgres, with its data
-// on a volume named as docker compose would, and points the bot's queue at
+// on a volume named after the project, and points the bot's queue at
 // it once it is healthy, with the user, database and password it creates.
 func TestComposePostgres(t *testing.T) {
 	c := readCompose(t, "compose.postgres.yml")
@@ -131,7 +130,7 @@ func TestComposePostgres(t *testing.T) {
 		"depends on": map[string]struct{ Condition string }{"postgres": {Condition: "service_healthy"}},
 		"url": fmt.Sprintf("postgres://%s:PASSWORD@postgres:5432/%s?sslmode=disable",
 			pg.Environment["POSTGRES_USER"], pg.Environment["POSTGRES_DB"]),
-		"volumes":     map[string]struct{ Name string }{"postgres-data": {Name: "kilroy_postgres-data"}},
+		"volumes":     map[string]struct{ Name string }{"postgres-data": {}},
 		"healthcheck": []string{"CMD", "pg_isready", "-U", pg.Environment["POSTGRES_USER"], "-d", pg.Environment["POSTGRES_DB"]},
 	}
 	if diff := cmp.Diff(got, want); diff != "" {

@@ -14,21 +14,27 @@ import (
 // Permissions are what kilroy-bot's App asks for, as GitHub names them:
 // check runs (write), the repository to fetch and push run branches
 // (contents write), pull requests to read their files and heads, issues to
-// answer /kilroy comments (write), and metadata, which every App has.
+// answer /kilroy comments (write), merge queues (read), without which
+// GitHub sends no merge_group events, and metadata, which every App has.
 func Permissions() map[string]string {
 	return map[string]string{
 		"checks":        "write",
 		"contents":      "write",
 		"pull_requests": "read",
 		"issues":        "write",
+		"merge_queues":  "read",
 		"metadata":      "read",
 	}
 }
 
+// MergeQueuePermission is the permission GitHub requires before it sends an
+// App merge_group events.
+const MergeQueuePermission = "merge_queues"
+
 // Events are the webhook events kilroy-bot's App subscribes to.
 // Installation events reach every App without a subscription.
 func Events() []string {
-	return []string{"pull_request", "issue_comment", "check_run", "check_suite"}
+	return []string{"pull_request", "issue_comment", "check_run", "check_suite", "merge_group"}
 }
 
 // Manifest is a GitHub App manifest, the JSON a user posts to GitHub's

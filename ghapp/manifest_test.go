@@ -79,8 +79,8 @@ func TestManifestAsksForExactlyOurRights(t *testing.T) {
 		"hook": m.HookAttributes.URL, "url": m.URL}
 	want := map[string]any{
 		"permissions": map[string]string{"checks": "write", "contents": "write", "pull_requests": "read",
-			"issues": "write", "metadata": "read"},
-		"events": []string{"pull_request", "issue_comment", "check_run", "check_suite"},
+			"issues": "write", "merge_queues": "read", "metadata": "read"},
+		"events": []string{"pull_request", "issue_comment", "check_run", "check_suite", "merge_group"},
 		"hook":   "https://kilroy.example/webhooks/github",
 		"url":    "https://kilroy.example",
 	}

@@ -70,6 +70,7 @@ func DefaultExcludeGlobs() []string {
 		"**/.tmpbuild/**",
 		"**/node_modules/**",
 		"**/__pycache__/**",
+		"**/.venv/**",
 	}
 }
 

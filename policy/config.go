@@ -17,6 +17,8 @@ type RepoConfig struct {
 	Pipelines      map[string]Pipeline `json:"pipelines"`
 	ArtifactPolicy ArtifactPolicy      `json:"artifact_policy"`
 	Limits         Limits              `json:"limits"`
+	// Image is the repository's `image:`; zero when it names none.
+	Image ImageChoice `json:"image,omitzero"`
 }
 
 // Pipeline is one entry of `pipelines`.
@@ -25,6 +27,9 @@ type Pipeline struct {
 	Graph   string  `json:"graph"` // repository-relative, slash-separated
 	On      Trigger `json:"on"`
 	Command bool    `json:"command"` // may be started with `/kilroy run <name>`
+	// Image is the pipeline's `image:`, over the repository's; zero when
+	// it names none.
+	Image ImageChoice `json:"image,omitzero"`
 }
 
 // Trigger says which pull request events start a pipeline.
@@ -34,6 +39,9 @@ type Trigger struct {
 	// Paths, when not empty, limits runs to changes matching a glob.
 	Paths  []string `json:"paths,omitempty"`
 	Drafts bool     `json:"drafts"`
+	// MergeGroup runs the pipeline for the merge queue too: on a merge
+	// group's head commit, with the base branch's pipelines (default true).
+	MergeGroup bool `json:"merge_group"`
 }
 
 // Limits bounds how long runs and nodes may take.
@@ -62,18 +70,21 @@ type fileConfig struct {
 	Pipelines      pairMap[filePipeline] `yaml:"pipelines"`
 	ArtifactPolicy ArtifactPolicy        `yaml:"artifact_policy"`
 	Limits         fileLimits            `yaml:"limits"`
+	Image          string                `yaml:"image"`
 }
 
 type filePipeline struct {
 	Graph   string      `yaml:"graph"`
 	On      fileTrigger `yaml:"on"`
 	Command *bool       `yaml:"command"`
+	Image   string      `yaml:"image"`
 }
 
 type fileTrigger struct {
 	PullRequest *[]string `yaml:"pull_request"`
 	Paths       []string  `yaml:"paths"`
 	Drafts      bool      `yaml:"drafts"`
+	MergeGroup  *bool     `yaml:"merge_group"`
 }
 
 type fileLimits struct {
@@ -101,13 +112,17 @@ func pipelineWithDefaults(name string, fp filePipeline) Pipeline {
 		Name:    name,
 		Graph:   fp.Graph,
 		Command: true,
-		On:      Trigger{PullRequest: DefaultPullRequestActions(), Paths: fp.On.Paths, Drafts: fp.On.Drafts},
+		On: Trigger{PullRequest: DefaultPullRequestActions(), Paths: fp.On.Paths, Drafts: fp.On.Drafts,
+			MergeGroup: true},
 	}
 	if p.Graph == "" {
 		p.Graph = ".kilroy/" + name + ".dot"
 	}
 	if fp.Command != nil {
 		p.Command = *fp.Command
+	}
+	if fp.On.MergeGroup != nil {
+		p.On.MergeGroup = *fp.On.MergeGroup
 	}
 	if fp.On.PullRequest != nil {
 		p.On.PullRequest = append([]string{}, *fp.On.PullRequest...)

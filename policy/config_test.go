@@ -27,18 +27,18 @@ func TestParseRepoConfigFull(t *testing.T) {
 		Pipelines: map[string]Pipeline{
 			"ci": {Name: "ci", Graph: ".kilroy/ci.dot", Command: true, On: Trigger{
 				PullRequest: []string{"opened", "synchronize", "reopened", "ready_for_review"},
-				Paths:       []string{"**/*.go", "go.mod"},
+				Paths:       []string{"**/*.go", "go.mod"}, MergeGroup: true,
 			}},
-			"nightly": {Name: "nightly", Graph: ".kilroy/nightly.dot", On: Trigger{PullRequest: []string{}}},
+			"nightly": {Name: "nightly", Graph: ".kilroy/nightly.dot", On: Trigger{PullRequest: []string{}, MergeGroup: false}},
 			"docs": {Name: "docs", Graph: ".kilroy/docs.dot", Command: true, On: Trigger{
-				PullRequest: DefaultPullRequestActions(), Drafts: true,
+				PullRequest: DefaultPullRequestActions(), Drafts: true, MergeGroup: true,
 			}},
 		},
 		ArtifactPolicy: ArtifactPolicy{
 			Profiles: ProfilesPolicy{Mode: ModeExplicit, Explicit: []string{"go", "node"}},
 			Env: EnvPolicy{
 				Overrides:    map[string]map[string]string{"go": {"GOFLAGS": "-mod=readonly"}},
-				ManagedRoots: map[string]string{"node": "node-cache", "go": "/var/cache/kilroy/go"},
+				ManagedRoots: map[string]string{"node": "node-cache", "go": "go-cache"},
 			},
 			Checkpoint: CheckpointPolicy{ExcludeGlobs: []string{"**/node_modules/**", "**/dist/**"}},
 			Verify:     VerifyPolicy{DenyGlobs: []string{"**/dist/**"}, AllowGlobs: []string{"keep/dist/ok.txt"}},
@@ -73,7 +73,7 @@ func TestParseRepoConfigDefaults(t *testing.T) {
 			src:  "version: 1\npipelines:\n  lint:\n",
 			want: &RepoConfig{Version: 1, ArtifactPolicy: ArtifactPolicy{}.WithDefaults(),
 				Pipelines: map[string]Pipeline{"lint": {Name: "lint", Graph: ".kilroy/lint.dot", Command: true,
-					On: Trigger{PullRequest: DefaultPullRequestActions()}}},
+					On: Trigger{PullRequest: DefaultPullRequestActions(), MergeGroup: true}}},
 				Limits: Limits{RunTimeout: DefaultRunTimeout, NodeTimeout: DefaultNodeTimeout}},
 		},
 	}
@@ -99,11 +99,11 @@ func TestParseRepoConfigErrors(t *testing.T) {
 		want []string
 	}{
 		{"unknown top-level key", "version: 1\npipeline:\n  ci: {}\n",
-			[]string{`2:1 pipeline | unknown key "pipeline" at top level (known: version, pipelines, artifact_policy, limits); did you mean "pipelines"?`}},
+			[]string{`2:1 pipeline | unknown key "pipeline" at top level (known: version, pipelines, artifact_policy, limits, image); did you mean "pipelines"?`}},
 		{"unknown pipeline key", "version: 1\npipelines:\n  ci:\n    grpah: x.dot\n",
-			[]string{`4:5 pipelines.ci.grpah | unknown key "grpah" in pipelines.ci (known: graph, on, command); did you mean "graph"?`}},
+			[]string{`4:5 pipelines.ci.grpah | unknown key "grpah" in pipelines.ci (known: graph, on, command, image); did you mean "graph"?`}},
 		{"unknown trigger key", "version: 1\npipelines:\n  ci:\n    graph: .kilroy/ci.dot\n    on:\n      drafts: true\n      pipeline: x\n",
-			[]string{`7:7 pipelines.ci.on.pipeline | .kilroy/config.yml:7:7: unknown key "pipeline" in pipelines.ci.on (known: pull_request, paths, drafts)`}},
+			[]string{`7:7 pipelines.ci.on.pipeline | .kilroy/config.yml:7:7: unknown key "pipeline" in pipelines.ci.on (known: pull_request, paths, drafts, merge_group)`}},
 		{"unknown policy key", "version: 1\nartifact_policy:\n  checkpoints: {}\n",
 			[]string{`3:3 artifact_policy.checkpoints | unknown key "checkpoints" in artifact_policy (known: profiles, env, checkpoint, verify)`}},
 		{"unknown profiles key", "version: 1\nartifact_policy:\n  profiles:\n    modes: auto\n",
@@ -194,7 +194,7 @@ func TestDefaultRepoConfig(t *testing.T) {
 	if err != nil {
 		t.Fatalf("DefaultRepoConfig: %v", err)
 	}
-	on := Trigger{PullRequest: DefaultPullRequestActions()}
+	on := Trigger{PullRequest: DefaultPullRequestActions(), MergeGroup: true}
 	want := &RepoConfig{
 		Version: 1,
 		Pipelines: map[string]Pipeline{

@@ -118,7 +118,7 @@ func TestResolveProfiles(t *testing.T) {
 func TestResolveDisabledKeepsRules(t *testing.T) {
 	p := ArtifactPolicy{
 		Profiles: ProfilesPolicy{Mode: ModeDisabled},
-		Env:      EnvPolicy{Overrides: map[string]map[string]string{"go": {"GOPATH": "/gp"}}},
+		Env:      EnvPolicy{Overrides: map[string]map[string]string{"go": {"GOPATH": "gp"}}},
 		Verify:   VerifyPolicy{DenyGlobs: []string{"**/dist/**"}},
 	}
 	r, err := Resolve(ResolveInput{Policy: p, Repo: repo("go.mod"), RunDir: "/runs/r1", HostEnv: map[string]string{"HOME": "/home/u"}})

@@ -13,15 +13,18 @@ const (
 
 // envResolver computes the environment of the active profiles.
 type envResolver struct {
-	policy EnvPolicy
-	host   map[string]string
-	runDir string
-	roots  map[string]string // active profile -> absolute managed root
+	policy    EnvPolicy
+	host      map[string]string
+	caches    map[string]string // variable -> the repository's cache directory
+	mavenRepo string
+	runDir    string
+	roots     map[string]string // active profile -> absolute managed root
 }
 
 // resolveEnv returns the profile environment and the managed roots in use.
-func resolveEnv(profiles []string, p EnvPolicy, runDir string, host map[string]string) (map[string]string, map[string]string) {
-	r := envResolver{policy: p, host: host, runDir: runDir, roots: map[string]string{}}
+func resolveEnv(profiles []string, p EnvPolicy, runDir string, in ResolveInput) (map[string]string, map[string]string) {
+	r := envResolver{policy: p, host: in.HostEnv, caches: in.Caches, mavenRepo: in.MavenRepo, runDir: runDir,
+		roots: map[string]string{}}
 	for _, prof := range profiles {
 		if dir, ok := p.ManagedRoots[prof]; ok {
 			r.roots[prof] = r.absRoot(dir)
@@ -56,15 +59,25 @@ func (r envResolver) profileEnv(prof string, env map[string]string) {
 	}
 	for name, val := range r.policy.Overrides[prof] {
 		if varOwner(name) == "" {
-			env[name] = cmp.Or(r.host[name], val)
+			env[name] = cmp.Or(r.hostValue(name), val)
 		}
 	}
 }
 
+// hostValue is the host's value of name, unless name is a cache variable:
+// the host's caches are never a run's.
+func (r envResolver) hostValue(name string) string {
+	if _, cached := r.caches[name]; cached {
+		return ""
+	}
+	return r.host[name]
+}
+
 // pick applies the precedence: host environment, override, managed root,
-// built-in default.
+// the repository's cache, built-in default. GOMODCACHE follows a GOPATH
+// the repository chose, as Go's own default does.
 func (r envResolver) pick(prof string, v profileVar, d defaults) string {
-	if val := r.host[v.name]; val != "" {
+	if val := r.hostValue(v.name); val != "" {
 		return val
 	}
 	if val := r.policy.Overrides[prof][v.name]; val != "" {
@@ -72,6 +85,9 @@ func (r envResolver) pick(prof string, v profileVar, d defaults) string {
 	}
 	if root, ok := r.roots[prof]; ok && v.managedSub != "" {
 		return filepath.Join(root, v.managedSub)
+	}
+	if c, ok := r.caches[v.name]; ok && (v.name != "GOMODCACHE" || d.env["GOPATH"] == r.caches["GOPATH"]) {
+		return c
 	}
 	return v.builtin(d)
 }
@@ -86,6 +102,8 @@ func (r envResolver) mavenOpts(d defaults) string {
 	repo := filepath.Join(d.home, ".m2", "repository")
 	if root, ok := r.roots[ProfileJava]; ok {
 		repo = filepath.Join(root, "m2")
+	} else if r.mavenRepo != "" {
+		repo = r.mavenRepo
 	} else if d.home == "" {
 		return opts
 	}

@@ -25,7 +25,7 @@ func TestEnvPrecedence(t *testing.T) {
 		}
 		return m
 	}
-	overrides := map[string]map[string]string{"rust": {"CARGO_HOME": "/ovr/cargo"}}
+	overrides := map[string]map[string]string{"rust": {"CARGO_HOME": "ovr/cargo"}}
 	roots := map[string]string{"rust": "cache/rust"}
 	tests := []struct {
 		name string
@@ -35,9 +35,9 @@ func TestEnvPrecedence(t *testing.T) {
 	}{
 		{"built-in default", EnvPolicy{}, home, "/home/u/.cargo"},
 		{"managed root beats built-in", EnvPolicy{ManagedRoots: roots}, home, "/runs/r1/policy-managed-roots/cache/rust/cargo-home"},
-		{"override beats managed root", EnvPolicy{ManagedRoots: roots, Overrides: overrides}, home, "/ovr/cargo"},
+		{"override beats managed root", EnvPolicy{ManagedRoots: roots, Overrides: overrides}, home, "ovr/cargo"},
 		{"host beats override", EnvPolicy{ManagedRoots: roots, Overrides: overrides}, with("CARGO_HOME", "/host/cargo"), "/host/cargo"},
-		{"empty host value counts as unset", EnvPolicy{Overrides: overrides}, with("CARGO_HOME", ""), "/ovr/cargo"},
+		{"empty host value counts as unset", EnvPolicy{Overrides: overrides}, with("CARGO_HOME", ""), "ovr/cargo"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -102,12 +102,12 @@ func TestEnvProfiles(t *testing.T) {
 			},
 		},
 		{
-			name:     "absolute managed root is used as is; roots of inactive profiles are dropped",
+			name:     "a managed root is cleaned; roots of inactive profiles are dropped",
 			profiles: []string{"python"},
-			env:      EnvPolicy{ManagedRoots: map[string]string{"python": "/cache//pip/", "go": "go"}},
-			wantEnv:  map[string]string{"PIP_CACHE_DIR": "/cache/pip/pip-cache"},
+			env:      EnvPolicy{ManagedRoots: map[string]string{"python": "py//pip/", "go": "go"}},
+			wantEnv:  map[string]string{"PIP_CACHE_DIR": "/runs/r1/policy-managed-roots/py/pip/pip-cache"},
 			wantRoots: map[string]string{
-				"python": "/cache/pip",
+				"python": "/runs/r1/policy-managed-roots/py/pip",
 			},
 		},
 		{
@@ -119,9 +119,9 @@ func TestEnvProfiles(t *testing.T) {
 		{
 			name:     "GOMODCACHE follows an overridden GOPATH unless set itself",
 			profiles: []string{"go"},
-			env:      EnvPolicy{Overrides: map[string]map[string]string{"go": {"GOPATH": "/o"}}},
+			env:      EnvPolicy{Overrides: map[string]map[string]string{"go": {"GOPATH": "o"}}},
 			host:     map[string]string{"GOMODCACHE": "/mc"},
-			wantEnv:  map[string]string{"GOPATH": "/o", "GOMODCACHE": "/mc"},
+			wantEnv:  map[string]string{"GOPATH": "o", "GOMODCACHE": "/mc"},
 		},
 		{
 			name:     "without HOME only run-directory defaults are set",
@@ -170,12 +170,12 @@ func TestMavenOpts(t *testing.T) {
 	}{
 		{"absent: the flag alone", EnvPolicy{}, map[string]string{"HOME": "/h"}, "-Dmaven.repo.local=/h/.m2/repository"},
 		{"host options kept, flag appended", EnvPolicy{}, map[string]string{"HOME": "/h", "MAVEN_OPTS": "-Xmx1g"}, "-Xmx1g -Dmaven.repo.local=/h/.m2/repository"},
-		{"host flag present: unchanged", EnvPolicy{ManagedRoots: map[string]string{"java": "/c"}},
+		{"host flag present: unchanged", EnvPolicy{ManagedRoots: map[string]string{"java": "c"}},
 			map[string]string{"HOME": "/h", "MAVEN_OPTS": "-Dmaven.repo.local=/mine -Xmx1g"}, "-Dmaven.repo.local=/mine -Xmx1g"},
 		{"override options with a managed root", EnvPolicy{
 			Overrides:    map[string]map[string]string{"java": {"MAVEN_OPTS": "-Xms1g"}},
-			ManagedRoots: map[string]string{"java": "/c/java"},
-		}, nil, "-Xms1g -Dmaven.repo.local=/c/java/m2"},
+			ManagedRoots: map[string]string{"java": "c/java"},
+		}, nil, "-Xms1g -Dmaven.repo.local=/runs/r1/policy-managed-roots/c/java/m2"},
 		{"override with the flag: unchanged", EnvPolicy{
 			Overrides: map[string]map[string]string{"java": {"MAVEN_OPTS": "-Dmaven.repo.local=/o"}},
 		}, map[string]string{"HOME": "/h"}, "-Dmaven.repo.local=/o"},
@@ -194,6 +194,59 @@ func TestMavenOpts(t *testing.T) {
 			}
 			if got != tt.want {
 				t.Errorf("MAVEN_OPTS = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// With the repository's caches, a cache variable never takes the host's
+// value or a default under HOME: it points at the repository's cache,
+// unless the repository chose a directory of its run (an override, a
+// managed root); variables that are not caches keep their precedence.
+func TestEnvCaches(t *testing.T) {
+	c := "/data/caches/1/octo/widgets/cache/"
+	caches := map[string]string{"GOPATH": c + "gopath", "GOMODCACHE": c + "gomodcache", "GOCACHE": c + "gocache",
+		"CARGO_HOME": c + "cargo-home", "npm_config_cache": c + "npm", "PNPM_HOME": c + "pnpm-home",
+		"PIP_CACHE_DIR": c + "pip", "GRADLE_USER_HOME": c + "gradle-home"}
+	host := map[string]string{"HOME": "/home/u", "GOMODCACHE": "/home/u/mod", "CARGO_HOME": "/home/u/cargo",
+		"GOCACHE": "/home/u/gobuild", "RUSTUP_HOME": "/home/u/rustup"}
+	tests := []struct {
+		name    string
+		env     EnvPolicy
+		wantEnv map[string]string
+	}{
+		{"the repository's caches", EnvPolicy{}, map[string]string{
+			"CARGO_HOME": c + "cargo-home", "RUSTUP_HOME": "/home/u/rustup", "CARGO_TARGET_DIR": "/runs/r1/policy-managed-roots/cargo-target",
+			"GOPATH": c + "gopath", "GOMODCACHE": c + "gomodcache",
+			"npm_config_cache": c + "npm", "PNPM_HOME": c + "pnpm-home", "PIP_CACHE_DIR": c + "pip",
+			"GRADLE_USER_HOME": c + "gradle-home", "MAVEN_OPTS": "-Dmaven.repo.local=" + c + "m2",
+		}},
+		{"a managed root, and GOMODCACHE following its GOPATH", EnvPolicy{ManagedRoots: map[string]string{"go": "go", "rust": "rust"}},
+			map[string]string{
+				"CARGO_HOME": "/runs/r1/policy-managed-roots/rust/cargo-home", "RUSTUP_HOME": "/home/u/rustup",
+				"CARGO_TARGET_DIR": "/runs/r1/policy-managed-roots/rust/cargo-target",
+				"GOPATH":           "/runs/r1/policy-managed-roots/go/gopath", "GOMODCACHE": "/runs/r1/policy-managed-roots/go/gopath/pkg/mod",
+				"npm_config_cache": c + "npm", "PNPM_HOME": c + "pnpm-home", "PIP_CACHE_DIR": c + "pip",
+				"GRADLE_USER_HOME": c + "gradle-home", "MAVEN_OPTS": "-Dmaven.repo.local=" + c + "m2",
+			}},
+		{"overrides of cache variables a profile owns and one it does not", EnvPolicy{Overrides: map[string]map[string]string{
+			"go": {"GOMODCACHE": ".mod", "GOCACHE": ".gocache"}}},
+			map[string]string{
+				"CARGO_HOME": c + "cargo-home", "RUSTUP_HOME": "/home/u/rustup", "CARGO_TARGET_DIR": "/runs/r1/policy-managed-roots/cargo-target",
+				"GOPATH": c + "gopath", "GOMODCACHE": ".mod", "GOCACHE": ".gocache",
+				"npm_config_cache": c + "npm", "PNPM_HOME": c + "pnpm-home", "PIP_CACHE_DIR": c + "pip",
+				"GRADLE_USER_HOME": c + "gradle-home", "MAVEN_OPTS": "-Dmaven.repo.local=" + c + "m2",
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := ArtifactPolicy{Profiles: ProfilesPolicy{Mode: ModeExplicit, Explicit: []string{"go", "java", "node", "python", "rust"}}, Env: tt.env}
+			r, err := Resolve(ResolveInput{Policy: p, RunDir: "/runs/r1", HostEnv: host, Caches: caches, MavenRepo: c + "m2"})
+			if err != nil {
+				t.Fatalf("Resolve: %v", err)
+			}
+			if diff := cmp.Diff(r.Env, tt.wantEnv); diff != "" {
+				t.Errorf("env (-got +want):\n%s", diff)
 			}
 		})
 	}

@@ -54,7 +54,9 @@ func ParseRepoConfig(file string, data []byte) (*RepoConfig, error) {
 	if errs := validateFile(f); len(errs) > 0 {
 		return nil, doc.placeAll(errs)
 	}
-	return withDefaults(f, doc.has("pipelines")), nil
+	c := withDefaults(f, doc.has("pipelines"))
+	placeImages(doc, c, f)
+	return c, nil
 }
 
 // validateFile checks what the schema cannot express.
@@ -64,6 +66,7 @@ func validateFile(f fileConfig) []fieldError {
 		errs = append(errs, validatePipeline(f.Pipelines[name], keyPath{"pipelines", name})...)
 	}
 	errs = append(errs, validateLimits(f.Limits, keyPath{"limits"})...)
+	errs = append(errs, validateImage(f.Image, keyPath{"image"})...)
 	return append(errs, validatePolicy(f.ArtifactPolicy, keyPath{"artifact_policy"})...)
 }
 
@@ -76,6 +79,7 @@ func validatePipeline(p filePipeline, at keyPath) []fieldError {
 		errs = append(errs, fieldErrorf(at.with("graph"),
 			"%q is not a repository-relative path; write it like .kilroy/ci.dot", p.Graph))
 	}
+	errs = append(errs, validateImage(p.Image, at.with("image"))...)
 	return append(errs, validateGlobs(p.On.Paths, at.with("on").with("paths"))...)
 }
 

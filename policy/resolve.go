@@ -23,6 +23,15 @@ type ResolveInput struct {
 	// HostEnv is the host environment; HOME and the profile variables are
 	// read from it.
 	HostEnv map[string]string
+	// Caches are the repository's cache directories by variable (GOPATH,
+	// GOMODCACHE, CARGO_HOME, npm_config_cache, ...), never the host's.
+	// A variable they name takes no value from HostEnv or a built-in
+	// default under HOME: it points at its cache unless the repository
+	// chose a directory of its run (env.overrides, env.managed_roots).
+	Caches map[string]string
+	// MavenRepo is the repository's local Maven repository among its
+	// caches (-Dmaven.repo.local); "" keeps ~/.m2/repository.
+	MavenRepo string
 }
 
 // Resolved is the artifact policy of one run, resolved once at its start
@@ -69,7 +78,7 @@ func Resolve(in ResolveInput) (*Resolved, error) {
 		return nil, fmt.Errorf("resolve artifact policy: %w", err)
 	}
 	r.Profiles, r.Markers = profiles, markers
-	env, roots := resolveEnv(profiles, p.Env, filepath.Clean(in.RunDir), in.HostEnv)
+	env, roots := resolveEnv(profiles, p.Env, filepath.Clean(in.RunDir), in)
 	r.Env, r.ManagedRoots = nilIfEmpty(env), nilIfEmpty(roots)
 	return r, nil
 }

@@ -23,7 +23,7 @@ func TestExcludedDefaults(t *testing.T) {
 	r := mustResolve(t, ArtifactPolicy{})
 	if diff := cmp.Diff(r.Checkpoint.ExcludeGlobs, []string{
 		"**/.cargo-target*/**", "**/.cargo_target*/**", "**/.wasm-pack/**", "**/.tmpbuild/**",
-		"**/node_modules/**", "**/__pycache__/**",
+		"**/node_modules/**", "**/__pycache__/**", "**/.venv/**",
 	}); diff != "" {
 		t.Errorf("default excludes (-got +want):\n%s", diff)
 	}
@@ -42,6 +42,8 @@ func TestExcludedDefaults(t *testing.T) {
 		{"node_modules/left-pad/index.js", true},
 		{"web/node_modules/react/index.js", true},
 		{"src/__pycache__/m.cpython-312.pyc", true},
+		{".venv/bin/python", true},
+		{"svc/.venv/lib/python3.12/site-packages/x.py", true},
 		{"target/debug/app", false}, // broad names are not excluded by default
 		{"dist/app.js", false},
 		{"build/out.o", false},
@@ -146,6 +148,24 @@ func TestResolveRejectsBadPolicy(t *testing.T) {
 			"artifact_policy.env.managed_roots.generic", `unknown profile "generic"`},
 		{"managed root escaping", ArtifactPolicy{Env: EnvPolicy{ManagedRoots: map[string]string{"go": "../go"}}},
 			"artifact_policy.env.managed_roots.go", "leaves policy-managed-roots/"},
+		// Issue 23 item 3: what the sandbox bound from these, each seen
+		// to reach the host.
+		{"toolchain variable at /proc", overrides("python", "VIRTUAL_ENV", "/proc"),
+			"artifact_policy.env.overrides.python.VIRTUAL_ENV", `"/proc" is a host path`},
+		{"toolchain variable at /sys", overrides("node", "NVM_DIR", "/sys"),
+			"artifact_policy.env.overrides.node.NVM_DIR", `"/sys" is a host path`},
+		{"toolchain variable at a socket's directory", overrides("python", "PYENV_ROOT", "/var/run/postgresql"),
+			"artifact_policy.env.overrides.python.PYENV_ROOT", "never mounts"},
+		{"toolchain variable at /root", overrides("java", "JAVA_HOME", "/root/"),
+			"artifact_policy.env.overrides.java.JAVA_HOME", "remove the key"},
+		{"cache variable at the host's cache", overrides("go", "GOMODCACHE", "/home/bot/go/pkg/mod"),
+			"artifact_policy.env.overrides.go.GOMODCACHE", "is a host path"},
+		{"unowned cache variable", overrides("go", "GOCACHE", "/var/cache/go-build"),
+			"artifact_policy.env.overrides.go.GOCACHE", "is a host path"},
+		{"toolchain variable under /tmp", overrides("go", "GOROOT", "/tmp/go"),
+			"artifact_policy.env.overrides.go.GOROOT", "is a host path"},
+		{"absolute managed root", ArtifactPolicy{Env: EnvPolicy{ManagedRoots: map[string]string{"go": "/var/cache/kilroy/go"}}},
+			"artifact_policy.env.managed_roots.go", "is a host path"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -237,4 +257,8 @@ func TestCheckSnapshot(t *testing.T) {
 			t.Errorf("%s: CheckSnapshot = %v, want ErrSnapshotMismatch", name, err)
 		}
 	}
+}
+
+func overrides(profile, name, value string) ArtifactPolicy {
+	return ArtifactPolicy{Env: EnvPolicy{Overrides: map[string]map[string]string{profile: {name: value}}}}
 }

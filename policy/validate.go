@@ -73,6 +73,11 @@ func validateOverride(overrides map[string]map[string]string, prof, name string,
 		return []fieldError{fieldErrorf(at, "%s belongs to profile %s; set it under env.overrides.%s", name, owner, owner)}
 	case overrides[prof][name] == "":
 		return []fieldError{fieldErrorf(at, "empty value; remove the key to keep the default")}
+	case isPathVar(name) && !inRun(overrides[prof][name]):
+		return []fieldError{fieldErrorf(at, "%q is a host path: a repository's variables are never mounts, so a "+
+			"node sees nothing of the host there (only the worktree, the run's directories, its own /tmp and HOME, "+
+			"and the repository's caches); remove the key, or give a path relative to the worktree",
+			overrides[prof][name])}
 	}
 	for _, other := range sortedKeys(overrides) {
 		if _, dup := overrides[other][name]; dup && other < prof {
@@ -94,7 +99,11 @@ func validateRoots(roots map[string]string, at keyPath) []fieldError {
 			errs = append(errs, fieldErrorf(at.with(prof), "empty directory; remove the key or name a directory"))
 		case !filepath.IsAbs(dir) && !filepath.IsLocal(dir):
 			errs = append(errs, fieldErrorf(at.with(prof),
-				"relative root %q leaves %s/; use a path inside it or an absolute one", dir, ManagedRootsDir))
+				"relative root %q leaves %s/; use a path inside it", dir, ManagedRootsDir))
+		case !inRun(dir):
+			errs = append(errs, fieldErrorf(at.with(prof), "%q is a host path; a repository chooses no host "+
+				"directory (its caches are kept between runs already, per repository); remove the key, or use a "+
+				"relative root, which lives in %s/ of the run", dir, ManagedRootsDir))
 		}
 	}
 	return errs
@@ -127,3 +136,28 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// pathVars are the variables that name a toolchain's or a cache's
+// directory (runner/sandbox toolchainVars and cacheVars, and
+// CARGO_TARGET_DIR). The sandbox once bound such a directory into the
+// jail; now only the bot's own configuration does, and a repository that
+// points one at the host learns so at validation instead of from a
+// missing directory at run time.
+var pathVars = []string{
+	"GOROOT", "RUSTUP_HOME", "JAVA_HOME", "MAVEN_HOME", "M2_HOME", "NVM_DIR", "PYENV_ROOT", "VOLTA_HOME", "VIRTUAL_ENV",
+	"GOPATH", "GOMODCACHE", "GOCACHE", "CARGO_HOME", "CARGO_TARGET_DIR", "npm_config_cache", "NPM_CONFIG_CACHE",
+	"PNPM_HOME", "COREPACK_HOME", "BUN_INSTALL", "DENO_DIR", "PIP_CACHE_DIR", "UV_CACHE_DIR", "GRADLE_USER_HOME",
+}
+
+// IsPathVar reports whether name is a toolchain or cache variable, whose
+// value a repository may set only to a path of its run.
+func IsPathVar(name string) bool { return isPathVar(name) }
+
+func isPathVar(name string) bool { return slices.Contains(pathVars, name) }
+
+// inRun reports whether a directory a repository names is one of its
+// run: a relative path (to the worktree, or the managed roots). The run's
+// absolute directories are not known when a config is validated, and
+// even the jail's own /tmp is the host's where nodes run unjailed, so an
+// absolute path is the host's.
+func inRun(dir string) bool { return !filepath.IsAbs(dir) }

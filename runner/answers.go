@@ -36,6 +36,9 @@ func (a Answers) Check(p *attractor.Pipeline) error {
 	gates := humanGates(p)
 	for _, node := range slices.Sorted(maps.Keys(a.ByNode)) {
 		label := a.ByNode[node]
+		if inChild(p, node) {
+			continue // the child pipeline is read when its house node runs
+		}
 		if !slices.Contains(gates, node) {
 			return fmt.Errorf("%w: --answer %s=%s: %s", ErrUsage, node, label, notAGate(p, node, gates))
 		}
@@ -45,6 +48,14 @@ func (a Answers) Check(p *attractor.Pipeline) error {
 		}
 	}
 	return nil
+}
+
+// inChild reports a node of a manager loop's child pipeline,
+// <house>/<child>, where house is a manager loop node of p.
+func inChild(p *attractor.Pipeline, node string) bool {
+	house, _, ok := strings.Cut(node, "/")
+	n := p.Node(house)
+	return ok && n != nil && n.Kind == attractor.KindManagerLoop
 }
 
 // humanGates lists the IDs of the pipeline's wait.human nodes.

@@ -9,7 +9,9 @@
 //
 //	<run-dir>/
 //	  worktree/               the git worktree nodes run in
-//	  checkpoint.json         what the run runs (policy snapshot, branch), written once
+//	  checkpoint.json         the run's state in the Attractor spec's shape and what
+//	                          the run runs (policy snapshot, branch), rewritten after
+//	                          every checkpoint (checkpoint_file.go)
 //	  checkpoints.ndjson      one state delta per checkpoint, appended (journal.go)
 //	  graph.dot               the pipeline source the run executed
 //	  progress.ndjson         one JSON event per line

@@ -14,6 +14,7 @@ import (
 // TestNodeEnvironment checks what a node process sees: the KILROY_* stage
 // variables, the artifact policy's variables (GOPATH and GOMODCACHE pinned
 // to the go profile's managed root, since the repository has a go.mod),
+// the other cache variables in the run's caches,
 // the allowlisted host variables, and none of the bot's secrets. A tool
 // node and a verify node see the same environment but for their own stage
 // variables.
@@ -56,7 +57,9 @@ func TestNodeEnvironment(t *testing.T) {
 			"HOME":       home,
 			"GOPATH":     gopath,
 			"GOMODCACHE": filepath.Join(gopath, "pkg", "mod"),
-			"CARGO_HOME": filepath.Join(home, ".cargo"),
+			// The run's own caches (no data dir here), never the host's.
+			"CARGO_HOME": filepath.Join(string(p.Dir), CachesDir, "cache", "cargo-home"),
+			"GOCACHE":    filepath.Join(string(p.Dir), CachesDir, "cache", "gocache"),
 
 			"KILROY_RUN_ID":                     p.RunID,
 			"KILROY_NODE_ID":                    node,

@@ -8,6 +8,8 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/policy"
+	"github.com/kilroy-bot/kilroy-bot/runner/caches"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
 
 // Execute runs the prepared pipeline from its start, or from the
@@ -41,13 +43,25 @@ func (p *Prepared) Execute(ctx context.Context, o LocalOptions) (*attractor.RunR
 			return nil, err
 		}
 	}
+	releaseCaches, err := caches.Open(p.caches)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", p.RunID, err)
+	}
+	defer releaseCaches()
+	env, releaseImage, err := p.imageEnv(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseImage()
+	env.Caches = p.caches
+	o.Env = env
 	prog := NewProgress(progFile, o.Live)
 	if err := prog.RunStarted(p.RunID, p.Name, p.Branch, p.BaseSHA, string(p.Dir)); err != nil {
 		return nil, err
 	}
 	host := &nodeHost{
 		git: p.git, worktree: p.Dir.Worktree(), branch: p.Branch, baseSHA: p.BaseSHA,
-		policy: p.policy, env: o.Env, repoDir: p.RepoDir, runDir: p.Dir, onCheckpoint: p.saveCheckpoint,
+		policy: p.policy, env: env, repoDir: p.RepoDir, runDir: p.Dir, onCheckpoint: p.saveCheckpoint,
 	}
 	agent, err := p.agent(o)
 	if err != nil {
@@ -64,25 +78,47 @@ func (p *Prepared) Execute(ctx context.Context, o LocalOptions) (*attractor.RunR
 }
 
 // openJournal opens the run's checkpoint journal; a new run first writes
-// its checkpoint.json.
+// its checkpoint.json. From here on p.cp.State is the runner's own copy
+// of the run's state, which every checkpoint's delta moves on for
+// checkpoint.json.
 func (p *Prepared) openJournal() (*journal, error) {
+	p.cp.State = copyState(p.resumeFrom)
 	if p.resumeFrom == nil {
-		if err := p.Dir.writeHeader(p.cp); err != nil {
+		if err := p.Dir.writeCheckpoint(p.cp); err != nil {
 			return nil, err
 		}
 	}
 	return openJournal(p.Dir, p.cp.Seq)
 }
 
+// copyState is a copy of st (nil: the empty state) that can be changed
+// without changing st.
+func copyState(st *attractor.State) *attractor.State {
+	c := &attractor.State{}
+	if st != nil {
+		c.Apply(attractor.DiffState(nil, st))
+	}
+	return c
+}
+
 // saveCheckpoint appends the checkpoint to the journal after every
-// checkpoint commit, then hands the record to the store, if any.
-func (p *Prepared) saveCheckpoint(ctx context.Context, sha string, delta attractor.StateDelta) error {
-	rec, err := p.journal.append(sha, delta)
+// checkpoint commit, rewrites checkpoint.json with the state it leads to,
+// then hands the record to the store, if any.
+func (p *Prepared) saveCheckpoint(ctx context.Context, sha string, req attractor.CheckpointRequest) error {
+	rec, err := p.journal.append(sha, req.Delta)
 	if err != nil {
+		return err
+	}
+	p.cp.State.Apply(req.Delta)
+	p.cp.CommitSHA, p.cp.UpdatedAt, p.cp.Seq = rec.SHA, rec.At, rec.Seq
+	if err := p.Dir.writeCheckpoint(p.cp); err != nil {
 		return err
 	}
 	if p.store != nil {
 		p.store.Checkpointed(ctx, p.RunID, rec)
+	}
+	if p.checkpointed != nil {
+		p.checkpointed(req)
 	}
 	return nil
 }
@@ -96,15 +132,16 @@ func (o LocalOptions) interviewer() attractor.Interviewer {
 }
 
 // AgentFactory builds the coding agent of one run from the run's
-// resolved artifact-policy environment and the directory of its managed
-// roots (writable inside the sandbox).
-type AgentFactory func(policyEnv map[string]string, managedRoots string) (attractor.Agent, error)
+// resolved artifact-policy environment, the directory of its managed
+// roots and its cache directory (both writable inside the sandbox), and
+// the run's sandbox (on the run's image, when it has one).
+type AgentFactory func(policyEnv map[string]string, managedRoots, caches string, sb *sandbox.Sandbox) (attractor.Agent, error)
 
 func (p *Prepared) agent(o LocalOptions) (attractor.Agent, error) {
 	if o.NewAgent == nil {
 		return o.Agent, nil
 	}
-	a, err := o.NewAgent(p.policy.Env, filepath.Join(string(p.Dir), policy.ManagedRootsDir))
+	a, err := o.NewAgent(p.policy.Env, filepath.Join(string(p.Dir), policy.ManagedRootsDir), caches.Bound(p.caches), o.Env.Sandbox)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: coding agents: %w", p.RunID, err)
 	}

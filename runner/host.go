@@ -13,6 +13,7 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/policy"
+	"github.com/kilroy-bot/kilroy-bot/runner/caches"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 	"github.com/kilroy-bot/kilroy-bot/secrets"
@@ -32,8 +33,8 @@ type nodeHost struct {
 	repoDir string
 	runDir  RunDir
 	// onCheckpoint persists the run state after each commit
-	// (checkpoints.ndjson); an error fails the run.
-	onCheckpoint func(ctx context.Context, sha string, delta attractor.StateDelta) error
+	// (checkpoints.ndjson, checkpoint.json); an error fails the run.
+	onCheckpoint func(ctx context.Context, sha string, req attractor.CheckpointRequest) error
 }
 
 // EnvInputs is what every node's environment is built from.
@@ -45,12 +46,18 @@ type EnvInputs struct {
 	// view of the machine (--insecure-no-sandbox, or a local run where
 	// bubblewrap cannot work).
 	Sandbox *sandbox.Sandbox
+	// Caches is the directory of the run's repository caches
+	// (runner/caches: caches.Dir under serve, caches.LocalDir for a local
+	// run); its cache/ is where every cache variable of a node points and
+	// what its jail binds read-write. Empty for a run's own, in its run
+	// directory.
+	Caches string
 }
 
 // jail is the sandbox of one process of a node of this run.
 func (h *nodeHost) jail(stageEnv map[string]string) *sandbox.Jail {
 	return sandbox.NodeJail(h.env.Sandbox, h.env.Host, h.worktree, stageEnv[attractor.EnvLogsDir],
-		filepath.Join(string(h.runDir), policy.ManagedRootsDir))
+		filepath.Join(string(h.runDir), policy.ManagedRootsDir), caches.Bound(h.env.Caches))
 }
 
 // alwaysExcluded are run-time files the engine may leave in the worktree;
@@ -62,7 +69,9 @@ func (h *nodeHost) cmd(req attractor.ExecRequest) sandbox.Cmd {
 	env := sandbox.NodeEnv(sandbox.EnvSpec{
 		Host:         h.env.Host,
 		Policy:       h.policy.Env,
+		Image:        h.env.Sandbox.ImageEnv(),
 		Stage:        req.StageEnv,
+		Caches:       caches.Bound(h.env.Caches),
 		SecretNames:  h.env.SecretNames,
 		SecretValues: h.env.SecretValues,
 	})
@@ -87,7 +96,8 @@ func (h *nodeHost) Exec(ctx context.Context, req attractor.ExecRequest) (attract
 	out := attractor.ExecResult{
 		ExitCode: res.ExitCode, TimedOut: res.TimedOut, Canceled: res.Canceled, Duration: res.Duration,
 		StdoutTail: string(outTail.Bytes()), StderrTail: string(errTail.Bytes()),
-		LimitHit: res.LimitHit(string(errTail.Bytes())),
+		LimitHit:    res.LimitHit(string(errTail.Bytes())),
+		Environment: missingCommand(h.env.Sandbox, res.ExitCode, string(errTail.Bytes())),
 	}
 	if lerr := logs.close(); lerr != nil {
 		return out, fmt.Errorf("log files of %s: %w", req.Argv[0], lerr)
@@ -109,7 +119,7 @@ func (h *nodeHost) Checkpoint(ctx context.Context, req attractor.CheckpointReque
 		return "", err
 	}
 	if h.onCheckpoint != nil {
-		if err := h.onCheckpoint(ctx, res.SHA, req.Delta); err != nil {
+		if err := h.onCheckpoint(ctx, res.SHA, req); err != nil {
 			return res.SHA, err
 		}
 	}

@@ -13,12 +13,13 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 )
 
-// The checkpoint journal. A run's resumable state is checkpoint.json,
-// written once when the run starts (what it runs: pipeline, branch, base
-// commit, policy snapshot, limits), plus checkpoints.ndjson, one line
-// appended per checkpoint: the commit and what the node changed in the
-// engine's state (attractor.StateDelta). Replaying the lines gives the
-// state of the last checkpoint. A node's write is one append of its own
+// The checkpoint journal. A run's resumable state is checkpoint.json's
+// header (what it runs: pipeline, branch, base commit, policy snapshot,
+// limits), plus checkpoints.ndjson, one line appended per checkpoint: the
+// commit and what the node changed in the engine's state
+// (attractor.StateDelta). Replaying the lines gives the state of the last
+// checkpoint; checkpoint.json shows it too, for other tools, but resume
+// reads the journal (checkpoint_file.go). A node's write is one append of its own
 // changes, so it costs the same at node 200 as at node 10 (a whole state
 // rewritten per node grew with the run: 14.5 KB at 50 nodes, 53 KB at 200).
 //

@@ -13,7 +13,9 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/policy"
+	"github.com/kilroy-bot/kilroy-bot/runner/caches"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
 
 // ErrUsage marks errors that are the user's to fix before anything ran
@@ -49,6 +51,8 @@ type LocalOptions struct {
 	// caller removes it or parks it for another run (the server's pool of
 	// warm worktrees).
 	KeepWorktree bool
+	// Images say which image the nodes run in and where it comes from.
+	Images ImageOptions
 }
 
 // Prepared is a run ready to execute: worktree made, policy resolved.
@@ -61,16 +65,27 @@ type Prepared struct {
 	BaseSHA  string
 	RepoDir  string
 	Warnings attractor.Diagnostics
+	// Unseen lists the files of .kilroy/ whose edits the run does not see
+	// (modified or untracked in the repository's working tree: a run reads
+	// HEAD); set by PrepareLocal.
+	Unseen []string
 
 	git        *gitops.Git
 	policy     *policy.Resolved
+	config     *policy.RepoConfig // of a new run: its image choice (PinImage)
 	cp         Checkpoint
 	resumeFrom *attractor.State // nil for a new run
 	journal    *journal         // while executing
 	store      StateStore
+	// checkpointed, when set, hears every checkpoint request once
+	// checkpoint.json has it (tests compare the two).
+	checkpointed func(attractor.CheckpointRequest)
 	// ownsBranch: this run created Branch; it did not exist before the
 	// worktree was made. Only such a branch is ever deleted again.
 	ownsBranch bool
+	// caches is the directory of the run's repository caches
+	// (EnvInputs.Caches).
+	caches string
 	// dropUnusedBranch makes cleanup delete the owned branch when it got
 	// no checkpoint: set for local runs, whose branch is in the user's
 	// repository. (A server run's branch is pushed once more at its end.)
@@ -109,6 +124,8 @@ func PrepareLocal(ctx context.Context, o LocalOptions) (*Prepared, error) {
 		return nil, err
 	}
 	p.dropUnusedBranch = true
+	// Only a hint for the user: a failure to list them must not stop the run.
+	p.Unseen, _ = p.git.Uncommitted(ctx, p.RepoDir, ".kilroy")
 	return p, nil
 }
 
@@ -128,16 +145,47 @@ func prepareIn(ctx context.Context, o LocalOptions, runID string, dir RunDir) (*
 	if err := (Answers{ByNode: o.Answers}).Check(sel.Pipeline); err != nil {
 		return nil, err
 	}
-	return Assemble(ctx, git, runID, dir, repo, head, sel, o.Env.Host)
+	env := o.Env
+	if env.Caches == "" && o.DataDir != "" {
+		env.Caches = caches.LocalDir(filepath.Join(o.DataDir, CachesDir), repo)
+	}
+	p, err := Assemble(ctx, git, runID, dir, repo, head, sel, env)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.PinImage(ctx, o.Images); err != nil {
+		p.release(ctx, true)
+		return nil, err
+	}
+	if im := p.Image(); im != nil && o.Env.Sandbox == nil {
+		p.release(ctx, true)
+		return nil, fmt.Errorf("%w: image %s: nodes run in an image only in the sandbox (bubblewrap), which is off here; "+
+			"run with --image host, or where bubblewrap works", ErrUsage, im.Ref)
+	}
+	return p, nil
+}
+
+// CachesDir is the directory of the data dir that holds the repositories'
+// caches (runner/caches).
+const CachesDir = "caches"
+
+// runCaches is the cache directory of a run: env's, else the run's own
+// (in its directory, removed with it).
+func runCaches(env EnvInputs, dir RunDir) string {
+	if env.Caches != "" {
+		return env.Caches
+	}
+	return filepath.Join(string(dir), CachesDir)
 }
 
 // Assemble prepares run runID of sel in dir: it makes the run directory and
 // a worktree of repo at start on the run branch, and resolves the selected
-// pipeline's artifact policy there. git is the run's own (its HOME in dir).
-// Local runs start at HEAD; pull request runs at the PR head in the mirror,
-// whatever commit the pipeline was read from.
-func Assemble(ctx context.Context, git *gitops.Git, runID string, dir RunDir, repo, start string, sel *Selection, hostEnv map[string]string) (*Prepared, error) {
-	return AssembleFrom(ctx, git, runID, dir, repo, start, sel, hostEnv, nil)
+// pipeline's artifact policy there with env's host environment and caches.
+// git is the run's own (its HOME in dir). Local runs start at HEAD; pull
+// request runs at the PR head in the mirror, whatever commit the pipeline
+// was read from.
+func Assemble(ctx context.Context, git *gitops.Git, runID string, dir RunDir, repo, start string, sel *Selection, env EnvInputs) (*Prepared, error) {
+	return AssembleFrom(ctx, git, runID, dir, repo, start, sel, env, nil)
 }
 
 // MakeWorktree makes the worktree of repo at dir with branch checked out
@@ -147,17 +195,18 @@ type MakeWorktree func(ctx context.Context, repo, dir, branch, startSHA string) 
 // AssembleFrom is Assemble with the worktree made by mk (nil:
 // git.AddWorktree); pull request runs take it from the pool of warm
 // worktrees.
-func AssembleFrom(ctx context.Context, git *gitops.Git, runID string, dir RunDir, repo, start string, sel *Selection, hostEnv map[string]string, mk MakeWorktree) (*Prepared, error) {
+func AssembleFrom(ctx context.Context, git *gitops.Git, runID string, dir RunDir, repo, start string, sel *Selection, env EnvInputs, mk MakeWorktree) (*Prepared, error) {
 	if mk == nil {
 		mk = git.AddWorktree
 	}
 	p := &Prepared{RunID: runID, Dir: dir, Pipeline: sel.Pipeline, Name: sel.Name, RepoDir: repo,
-		BaseSHA: start, Branch: gitops.RunBranch(sel.Name, runID), Warnings: sel.diags, git: git}
+		BaseSHA: start, Branch: gitops.RunBranch(sel.Name, runID), Warnings: sel.diags, git: git, config: sel.Config,
+		caches: runCaches(env, dir)}
 	if err := p.makeRunDir(ctx, sel.source, mk); err != nil {
 		p.release(ctx, true)
 		return nil, err
 	}
-	if err := p.resolvePolicy(sel.Config, hostEnv); err != nil {
+	if err := p.resolvePolicy(sel.Config, env.Host); err != nil {
 		p.release(ctx, true)
 		return nil, err
 	}
@@ -239,8 +288,10 @@ func (p *Prepared) makeRunDir(ctx context.Context, source []byte, mk MakeWorktre
 }
 
 func (p *Prepared) resolvePolicy(cfg *policy.RepoConfig, hostEnv map[string]string) error {
+	bound := caches.Bound(p.caches)
 	r, err := policy.Resolve(policy.ResolveInput{
 		Policy: cfg.ArtifactPolicy, Repo: os.DirFS(p.Dir.Worktree()), RunDir: string(p.Dir), HostEnv: hostEnv,
+		Caches: sandbox.CacheEnv(bound), MavenRepo: sandbox.CacheMavenRepo(bound),
 	})
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrUsage, err)

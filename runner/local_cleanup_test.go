@@ -14,6 +14,7 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
 
 // A run that fails after its worktree was made but before its first
@@ -102,7 +103,7 @@ func TestPolicyResolveFailureRemovesRunBranch(t *testing.T) {
 		t.Fatal(err)
 	}
 	sel.Config.ArtifactPolicy.Verify.DenyGlobs = []string{"web/[dist/**"}
-	_, err = Assemble(ctx, g, "01TESTRUN", dir, repo, before.Head, sel, o.Env.Host)
+	_, err = Assemble(ctx, g, "01TESTRUN", dir, repo, before.Head, sel, o.Env)
 	if err == nil || !errors.Is(err, ErrUsage) {
 		t.Fatalf("assemble = %v, want a usage error from the artifact policy", err)
 	}
@@ -123,7 +124,7 @@ func TestFailureBeforeFirstCheckpointRemovesRunBranch(t *testing.T) {
 		{
 			name: "agent factory fails",
 			setup: func(_ *testing.T, o *LocalOptions, _ *Prepared) context.Context {
-				o.NewAgent = func(map[string]string, string) (attractor.Agent, error) {
+				o.NewAgent = func(map[string]string, string, string, *sandbox.Sandbox) (attractor.Agent, error) {
 					return nil, errors.New("no API key for the agent")
 				}
 				return context.Background()

@@ -67,10 +67,10 @@ func RebuildRunDir(ctx context.Context, git *gitops.Git, dir RunDir, mirror, clo
 		return nil, ErrNothingToResume
 	}
 	cp.relocate(string(dir), mirror)
+	cp.setRecords(recs[:n])
 	if err := dir.write(&cp, st.Graph, recs[:n]); err != nil {
 		return nil, fmt.Errorf("rebuild run directory: %w", err)
 	}
-	cp.setRecords(recs[:n])
 	return &cp, nil
 }
 
@@ -107,7 +107,8 @@ func (cp *Checkpoint) relocate(runDir, repoDir string) {
 }
 
 // write lays out a run directory to resume from: graph.dot, the journal
-// of recs, and checkpoint.json last, which makes it a run directory.
+// of recs, and checkpoint.json (cp, at the last of recs) last, which
+// makes it a run directory.
 func (d RunDir) write(cp *Checkpoint, graph []byte, recs []CheckpointRecord) error {
 	if err := os.MkdirAll(d.Nodes(), 0o755); err != nil {
 		return err
@@ -122,5 +123,5 @@ func (d RunDir) write(cp *Checkpoint, graph []byte, recs []CheckpointRecord) err
 	if err := safefile.WriteFile(d.Journal(), b); err != nil {
 		return err
 	}
-	return d.writeHeader(*cp)
+	return d.writeCheckpoint(*cp)
 }

@@ -18,7 +18,15 @@ import (
 // storedOf is what a StateStore holds of the run in dir.
 func storedOf(t *testing.T, dir RunDir) Stored {
 	t.Helper()
-	st := Stored{Header: []byte(readFile(t, dir.Checkpoint())), Graph: []byte(readFile(t, dir.Graph()))}
+	h, err := readHeader(string(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, err := encodeHeader(*h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := Stored{Header: header, Graph: []byte(readFile(t, dir.Graph()))}
 	for line := range bytes.Lines([]byte(readFile(t, dir.Journal()))) {
 		st.Records = append(st.Records, bytes.TrimSuffix(line, []byte("\n")))
 	}
@@ -78,6 +86,7 @@ func TestRebuildRunDir(t *testing.T) {
 			if cp.Seq != tc.wantSeq {
 				t.Errorf("rebuilt at checkpoint %d, want %d", cp.Seq, tc.wantSeq)
 			}
+			agreesWithJournal(t, dir, "of the rebuilt run directory")
 			if got, want := cp.Policy.ManagedRoots["go"], filepath.Join(string(dir), "policy-managed-roots", "go-root"); got != want {
 				t.Errorf("managed root of go = %s, want %s in the new run directory", got, want)
 			}

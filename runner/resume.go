@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"github.com/kilroy-bot/kilroy-bot/runner/caches"
+
 	"context"
 	"errors"
 	"fmt"
@@ -57,7 +59,7 @@ func PrepareResume(ctx context.Context, dir string, o LocalOptions) (*Prepared, 
 	}
 	prep := &Prepared{RunID: cp.RunID, Dir: rd, Pipeline: p, Name: cp.Pipeline, Branch: cp.Branch,
 		BaseSHA: cp.BaseSHA, RepoDir: cp.RepoDir, Warnings: diags, git: git, policy: cp.Policy, cp: *cp,
-		resumeFrom: cp.State}
+		resumeFrom: cp.State, caches: resumeCaches(o, cp.RepoDir, rd)}
 	if err := git.RemoveWorktree(ctx, cp.RepoDir, rd.Worktree()); err != nil {
 		return nil, fmt.Errorf("resume %s: remove the old worktree: %w", cp.RunID, err)
 	}
@@ -67,18 +69,21 @@ func PrepareResume(ctx context.Context, dir string, o LocalOptions) (*Prepared, 
 	return prep, nil
 }
 
-// readyJournal makes the journal ready for the resumed run to append to:
-// a torn last line is cut off, and a version 1 run directory (the whole
-// state in checkpoint.json) becomes a journal of one record holding that
-// state and a version 2 checkpoint.json. The journal is written first: a
-// kill between the two leaves the version 1 file, which a later resume
-// converts again.
+// readyJournal makes the journal ready for the resumed run to append to,
+// and checkpoint.json show the state it replays to: a torn last line is
+// cut off, and a version 1 run directory (the whole state in
+// checkpoint.json) becomes a journal of one record holding that state and
+// a version 2 checkpoint.json. The journal is written first: a kill
+// between the two leaves the version 1 file, which a later resume
+// converts again. checkpoint.json is rewritten in either case, since a
+// kill after a journal append and before the rewrite that follows it
+// leaves the file one checkpoint behind.
 func (d RunDir) readyJournal(cp *Checkpoint) error {
 	if cp.Version != legacyCheckpointVersion {
 		if err := os.Truncate(d.Journal(), cp.journalLen); err != nil {
 			return fmt.Errorf("cut the torn end of %s: %w", journalName, err)
 		}
-		return nil
+		return d.writeCheckpoint(*cp)
 	}
 	rec := CheckpointRecord{Seq: 1, SHA: cp.CommitSHA, At: cp.UpdatedAt, Delta: attractor.DiffState(nil, cp.State)}
 	b, err := encodeJournal([]CheckpointRecord{rec})
@@ -91,5 +96,14 @@ func (d RunDir) readyJournal(cp *Checkpoint) error {
 	cp.Seq = 1
 	// The record round-trips the state as every later resume reads it.
 	cp.State = replay([]CheckpointRecord{rec})
-	return d.writeHeader(*cp)
+	return d.writeCheckpoint(*cp)
+}
+
+// resumeCaches is the cache directory a resumed run uses: the caller's,
+// else a local run's repository's, as PrepareLocal chose it.
+func resumeCaches(o LocalOptions, repo string, dir RunDir) string {
+	if o.Env.Caches == "" && o.DataDir != "" {
+		return caches.LocalDir(filepath.Join(o.DataDir, CachesDir), repo)
+	}
+	return runCaches(o.Env, dir)
 }

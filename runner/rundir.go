@@ -37,10 +37,12 @@ func (d RunDir) clear(existed bool) {
 	}
 }
 
-// Checkpoint is what resume needs: checkpoint.json, written once when the
-// run starts, and the state of the last checkpoint, replayed from
-// checkpoints.ndjson (journal.go). A version 1 checkpoint.json, written by
-// earlier kilroy-bots after every node, carries the state itself.
+// Checkpoint is what resume needs: checkpoint.json's header, and the state
+// of the last checkpoint, replayed from checkpoints.ndjson (journal.go).
+// checkpoint.json also shows that state (checkpoint_file.go), but only as
+// a view for other tools: resume replays the journal. A version 1
+// checkpoint.json, written by earlier kilroy-bots, held the state in its
+// own "state" object and had no journal.
 type Checkpoint struct {
 	Version   int    `json:"version"`
 	RunID     string `json:"run_id"`
@@ -62,6 +64,9 @@ type Checkpoint struct {
 	// Limits are the config's limits when the run started; resume applies
 	// them again, since it reads no config (like the policy snapshot).
 	Limits policy.Limits `json:"limits"`
+	// Image is the image the run's nodes run in, pinned at its start; nil:
+	// the host jail.
+	Image *RunImage `json:"image,omitempty"`
 
 	// Seq is the number of the last checkpoint; journalLen the bytes of
 	// checkpoints.ndjson its records fill (a torn line after them is cut
@@ -71,7 +76,8 @@ type Checkpoint struct {
 }
 
 // Checkpoint versions: 1 carried the whole state and was rewritten after
-// every node; 2 is written once and the state is in the journal.
+// every node; in 2 the state resume reads is in the journal, and
+// checkpoint.json's state fields (in the spec's shape) are a view of it.
 const (
 	legacyCheckpointVersion = 1
 	checkpointVersion       = 2
@@ -83,19 +89,6 @@ const (
 	maxCheckpointBytes = 64 << 20
 	maxProgressBytes   = 256 << 20
 )
-
-// writeHeader writes checkpoint.json, version 2, atomically: a reader
-// sees the old file or the new one, never a torn write. It is written when
-// a run starts (and when a run directory is rebuilt or converted), not
-// per node.
-func (d RunDir) writeHeader(cp Checkpoint) error {
-	cp.Version, cp.State, cp.CommitSHA, cp.UpdatedAt = checkpointVersion, nil, "", time.Time{}
-	b, err := json.MarshalIndent(cp, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode checkpoint: %w", err)
-	}
-	return safefile.WriteFile(d.Checkpoint(), append(b, '\n'))
-}
 
 // ReadCheckpoint loads a run's checkpoint: checkpoint.json, its policy
 // snapshot checked against the recorded hash, and the state of the last

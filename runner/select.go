@@ -36,8 +36,9 @@ type Selection struct {
 }
 
 // SelectPipeline reads the configuration and the chosen pipeline from
-// commit rev: what runs is what the commit holds.
-func SelectPipeline(ctx context.Context, git *gitops.Git, repo, rev, want string) (*Selection, error) {
+// commit rev: what runs is what the commit holds. opts go to
+// attractor.Load (a server's graph caps).
+func SelectPipeline(ctx context.Context, git *gitops.Git, repo, rev, want string, opts ...attractor.LoadOption) (*Selection, error) {
 	cfg, err := LoadRepoConfig(ctx, git, repo, rev)
 	if err != nil {
 		return nil, err
@@ -46,13 +47,13 @@ func SelectPipeline(ctx context.Context, git *gitops.Git, repo, rev, want string
 	if err != nil {
 		return nil, err
 	}
-	return LoadPipeline(ctx, git, repo, rev, cfg, name, pl)
+	return LoadPipeline(ctx, git, repo, rev, cfg, name, pl, opts...)
 }
 
 // LoadPipeline reads and validates one configured pipeline's graph from
 // commit rev of repo. A pipeline that does not validate is an
 // *InvalidPipelineError; a graph missing from the commit is ErrUsage.
-func LoadPipeline(ctx context.Context, git *gitops.Git, repo, rev string, cfg *policy.RepoConfig, name string, pl policy.Pipeline) (*Selection, error) {
+func LoadPipeline(ctx context.Context, git *gitops.Git, repo, rev string, cfg *policy.RepoConfig, name string, pl policy.Pipeline, opts ...attractor.LoadOption) (*Selection, error) {
 	src, err := git.ReadFileAt(ctx, repo, rev, pl.Graph, attractor.MaxSourceBytes)
 	if errors.Is(err, gitops.ErrNotInCommit) {
 		return nil, fmt.Errorf("%w: pipeline %q: %s is not in commit %s: commit the file, or fix `graph:` in %s",
@@ -65,13 +66,13 @@ func LoadPipeline(ctx context.Context, git *gitops.Git, repo, rev string, cfg *p
 	if err != nil {
 		return nil, err
 	}
-	return ParsePipeline(cfg, name, pl, src)
+	return ParsePipeline(cfg, name, pl, src, opts...)
 }
 
 // ParsePipeline validates the graph source src of pipeline name as
 // configured by cfg and pl.
-func ParsePipeline(cfg *policy.RepoConfig, name string, pl policy.Pipeline, src []byte) (*Selection, error) {
-	p, diags, err := attractor.Load(pl.Graph, src)
+func ParsePipeline(cfg *policy.RepoConfig, name string, pl policy.Pipeline, src []byte, opts ...attractor.LoadOption) (*Selection, error) {
+	p, diags, err := attractor.Load(pl.Graph, src, opts...)
 	if err != nil {
 		return nil, &InvalidPipelineError{File: pl.Graph, Diagnostics: diags, Err: err}
 	}

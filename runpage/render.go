@@ -3,6 +3,7 @@ package runpage
 import (
 	"fmt"
 	"html/template"
+	"strings"
 	"time"
 )
 
@@ -12,6 +13,9 @@ var funcs = template.FuncMap{
 	"refresh":  func() int { return refreshSeconds },
 	"short":    func(sha string) string { return Commit{SHA: sha}.Short() },
 	"int64":    func(n int) int64 { return int64(n) },
+	// repeats: a node's reason the run's reason already shows in full (the
+	// failed node's, usually) is not printed twice.
+	"repeats": func(run, node string) bool { return node != "" && strings.Contains(run, node) },
 	"when": func(t time.Time) string {
 		if t.IsZero() {
 			return ""
@@ -94,10 +98,10 @@ summary { cursor: pointer; }
 {{with .Problems}}<h2>Problems reading this run</h2>
 <ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{end}}
 
-{{with .Report}}<h2>Report</h2>
+{{with .Report}}<details><summary>The check run's report: the same nodes and failure as below, as GitHub shows them</summary>
 <section class="report">
 {{markdown .}}
-</section>{{end}}
+</section></details>{{end}}
 
 <h2>Nodes</h2>
 {{if .Nodes}}<table>
@@ -109,7 +113,7 @@ summary { cursor: pointer; }
 <td class="num">{{if .Attempts}}{{.Attempts}}{{end}}</td>
 <td class="num">{{duration .Duration}}</td>
 <td>{{if .Commit.SHA}}{{template "commit" .Commit}}{{end}}</td>
-<td>{{.Reason}}</td>
+<td>{{if not (repeats $.Reason .Reason)}}{{.Reason}}{{end}}</td>
 </tr>
 {{end}}</tbody>
 </table>{{else}}<p class="muted">No node has started yet.</p>{{end}}

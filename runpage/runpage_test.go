@@ -193,6 +193,57 @@ func TestRender(t *testing.T) {
 	}
 }
 
+// The page shows the node table and the failure once: the check run's
+// report, which has both, is folded away, and the failed node's row does
+// not repeat the run's reason.
+func TestRenderSaysThingsOnce(t *testing.T) {
+	runsDir, f := newRun(t)
+	const reason = "verify command exited with status 1: main.go:3: unused"
+	f.progress(
+		map[string]any{"time": "2025-01-02T03:04:00Z", "type": "run_started", "run_id": runID, "pipeline": "ci", "branch": "kilroy/run/ci/" + runID, "base_sha": sha1},
+		map[string]any{"time": "2025-01-02T03:04:01Z", "type": "node_started", "run_id": runID, "node": "build"},
+		map[string]any{"time": "2025-01-02T03:04:03Z", "type": "node_finished", "run_id": runID, "node": "build", "attempt": 1, "status": "fail", "reason": "a reason of its own", "duration_ms": 2000},
+		map[string]any{"time": "2025-01-02T03:04:04Z", "type": "node_started", "run_id": runID, "node": "lint"},
+		map[string]any{"time": "2025-01-02T03:04:10Z", "type": "node_finished", "run_id": runID, "node": "lint", "attempt": 1, "status": "fail", "reason": reason, "duration_ms": 10},
+		map[string]any{"type": "run_finished", "run_id": runID, "status": "fail", "reason": "node lint failed: " + reason})
+	f.write("report.md", "# kilroy/ci\n\n| Node | Status |\n|---|---|\n| `lint` | failed |\n\n"+reason+"\n")
+	p := newPages(t, runsDir, runpage.Options{})
+	run, err := p.Load(runID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := p.Render(&buf, run); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	if !strings.Contains(page, "<details><summary>The check run's report") {
+		t.Fatalf("the report is not folded away:\n%s", page)
+	}
+	// What shows before anything is unfolded.
+	shown := page
+	for {
+		i := strings.Index(shown, "<details")
+		if i < 0 {
+			break
+		}
+		j := strings.Index(shown[i:], "</details>")
+		if j < 0 {
+			t.Fatalf("unclosed <details>:\n%s", page)
+		}
+		shown = shown[:i] + shown[i+j+len("</details>"):]
+	}
+	if n := strings.Count(shown, "<th>Node</th>"); n != 1 {
+		t.Errorf("%d node tables shown, want 1:\n%s", n, shown)
+	}
+	if n := strings.Count(shown, reason); n != 1 {
+		t.Errorf("the failure %q shows %d times, want once:\n%s", reason, n, shown)
+	}
+	if !strings.Contains(shown, "<td>a reason of its own</td>") {
+		t.Errorf("a node reason the run's reason does not hold is gone:\n%s", shown)
+	}
+}
+
 // TestLogTail: a long log shows only its end, and a token that straddles
 // where the tail starts is redacted whole, not shown in part.
 func TestLogTail(t *testing.T) {

@@ -15,6 +15,9 @@ func TestApprove(t *testing.T) {
 	sec := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Second) }
 	// aaa pushed at 0s, bbb at 10s, aaa pushed back at 20s.
 	heads := []queue.SeenHead{{SHA: "bbb", SeenAt: sec(10)}, {SHA: "aaa", SeenAt: sec(20)}}
+	// Two commits with the same seven-digit prefix, seen at 10s and 20s.
+	benign, malicious := "abc1234"+strings.Repeat("0", 33), "abc1234"+strings.Repeat("1", 33)
+	same := []queue.SeenHead{{SHA: benign, SeenAt: sec(10)}, {SHA: malicious, SeenAt: sec(20)}, {SHA: benign, SeenAt: sec(10)}}
 	tests := []struct {
 		name      string
 		sha, head string
@@ -36,10 +39,21 @@ func TestApprove(t *testing.T) {
 			want: approval{atComment: "aaa"}},
 		{name: "no head heard of before the comment", head: "bbb", untrusted: true, commented: sec(5), heads: heads},
 		{name: "comment time unknown", head: "aaa", untrusted: true, heads: heads},
-		{name: "named commit is the head", sha: "aaa1234", head: "aaa1234567", untrusted: true, commented: sec(5),
-			heads: heads, want: approval{ok: true}},
-		{name: "named commit is not the head", sha: "bbb1234", head: "aaa1234567", untrusted: true, commented: sec(30), heads: heads},
-		{name: "named commit on a trusted pull request", sha: "bbb1234", head: "aaa1234567", commented: sec(30)},
+		{name: "full SHA of the head", sha: malicious, head: malicious, untrusted: true, commented: sec(5),
+			want: approval{ok: true, named: malicious}},
+		{name: "full SHA not the head", sha: benign, head: malicious, untrusted: true, commented: sec(30), heads: same,
+			want: approval{named: benign}},
+		{name: "prefix of the head heard of before the comment", sha: benign[:7], head: benign, untrusted: true, commented: sec(15),
+			heads: same[:1], want: approval{ok: true, named: benign}},
+		{name: "prefix shared by a push after the comment", sha: benign[:7], head: malicious, untrusted: true, commented: sec(15),
+			heads: same, want: approval{named: benign}},
+		{name: "prefix of a trusted pull request", sha: benign[:7], head: malicious, commented: sec(15), heads: same,
+			want: approval{named: benign}},
+		{name: "prefix of two heads before the comment", sha: benign[:7], head: malicious, untrusted: true, commented: sec(25),
+			heads: same, want: approval{matches: []string{benign, malicious}}},
+		{name: "prefix of no head before the comment", sha: benign[:7], head: benign, untrusted: true, commented: sec(5),
+			heads: same},
+		{name: "prefix with the comment time unknown", sha: benign[:7], head: benign, untrusted: true, heads: same},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/runner"
+	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 )
 
 // Server caps. A repository's configuration chooses its run and node
@@ -15,10 +17,40 @@ import (
 // maximum runs with the maximum, and the summary check says so, so that
 // `run_timeout: 100000d` cannot hold a worker for ever.
 
-// Caps are the server's maximum timeouts; zero means no maximum.
+// Caps are the server's maximum timeouts; zero means no maximum. Graph
+// bounds the size of every pipeline the server loads (attractor's
+// defaults for zero), MaxPipelines the pipelines of one configuration
+// (zero: no bound): a configuration naming one big graph as many
+// pipelines would otherwise multiply its cost.
 type Caps struct {
 	MaxRunTimeout  time.Duration
 	MaxNodeTimeout time.Duration
+	Graph          attractor.GraphCaps
+	MaxPipelines   int
+	// Checkout bounds the tree of a run's head, measured before the bot
+	// checks it out (zero: no bound).
+	Checkout gitops.TreeLimits
+}
+
+// checkoutTooLarge says why a run's head was not checked out, naming
+// the setting that refused it.
+func checkoutTooLarge(tl *gitops.TreeTooLargeError) error {
+	setting := "limits.max_checkout_bytes"
+	if tl.FilesOver() {
+		setting = "limits.max_checkout_files"
+	}
+	return fmt.Errorf("nothing was checked out: %w, over this server's limit (server policy %s); "+
+		"a pull request this large is refused before its files are written", tl, setting)
+}
+
+// tooManyPipelines says why a configuration with n pipelines is refused,
+// or "" when it is within the cap.
+func (c Caps) tooManyPipelines(n int) string {
+	if c.MaxPipelines <= 0 || n <= c.MaxPipelines {
+		return ""
+	}
+	return fmt.Sprintf("%d pipelines, more than this server's limit of %d per configuration (server policy limits.max_pipelines): "+
+		"merge pipelines, or move some to another repository", n, c.MaxPipelines)
 }
 
 // clamp bounds sel's limits and node timeouts by c, and returns the notes

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/policy"
 	"github.com/kilroy-bot/kilroy-bot/runner"
 )
@@ -83,4 +84,28 @@ func mustParse(t *testing.T, src []byte) *runner.Selection {
 		t.Fatal(err)
 	}
 	return sel
+}
+
+// TestServerLoadsEachGraphOnce: an event whose configuration names one
+// graph as three pipelines loads it once: their runs' checks get the same
+// validated Pipeline.
+func TestServerLoadsEachGraphOnce(t *testing.T) {
+	e := newServerEnv(t)
+	e.seed(nil)
+	e.gh.SetPermission("octo", "widgets", "alice", "write")
+	config := "version: 1\npipelines:\n  a:\n    graph: .kilroy/ci.dot\n  b:\n    graph: .kilroy/ci.dot\n  c:\n    graph: .kilroy/ci.dot\n"
+	pr := e.openPR(9, "alice", map[string]string{".kilroy/ci.dot": ciPipeline, ".kilroy/config.yml": config})
+	e.handle(e.prEvent("opened", pr))
+	var graphs []*attractor.Pipeline
+	for _, p := range []string{"a", "b", "c"} {
+		runs := e.reps.queuedRuns(p)
+		if len(runs) != 1 || runs[0].Graph == nil {
+			t.Fatalf("pipeline %s: %d queued runs (%+v), want one with its graph", p, len(runs), runs)
+		}
+		graphs = append(graphs, runs[0].Graph)
+		defer e.reps.waitEnd(t, runs[0].RunID)
+	}
+	if graphs[0] != graphs[1] || graphs[1] != graphs[2] {
+		t.Errorf("the three pipelines of one graph got %p, %p, %p: each pipeline loaded it again", graphs[0], graphs[1], graphs[2])
+	}
 }

@@ -30,6 +30,9 @@ const (
 	KindInstallation EventKind = "installation"
 	// KindPing: the hook's ping, recorded to show the hook works.
 	KindPing EventKind = "ping"
+	// KindMergeGroup: the merge queue asks for checks on a merge group
+	// (Action checks_requested) or dropped one (destroyed); see MergeGroup.
+	KindMergeGroup EventKind = "merge_group"
 )
 
 // ActionClosed is the Action of a KindCancel event made from a closed
@@ -67,6 +70,8 @@ type Event struct {
 	PullNumbers []int `json:"pull_numbers,omitempty"`
 	// Installation is set for KindInstallation.
 	Installation InstallationChange `json:"installation,omitzero"`
+	// MergeGroup is set for KindMergeGroup.
+	MergeGroup MergeGroup `json:"merge_group,omitzero"`
 }
 
 // Repo is the repository a delivery is about: the base repository of a
@@ -165,6 +170,9 @@ type CheckRun struct {
 type CheckSuite struct {
 	ID      int64  `json:"id,omitempty"`
 	HeadSHA string `json:"head_sha,omitempty"`
+	// QueueBranch is the suite's head branch when it is a merge queue's
+	// (gh-readonly-queue/…): the button was pressed on a merge group's check.
+	QueueBranch string `json:"queue_branch,omitempty"`
 }
 
 // InstallationChange is what an installation delivery changed.

@@ -205,6 +205,9 @@ func (w *eventWork) button(ctx context.Context) error {
 	if sha == "" {
 		sha = w.ev.CheckSuite.HeadSHA
 	}
+	if g, ok := groupOfBranch(w.ev.CheckSuite.QueueBranch, sha); ok {
+		return w.groupButton(ctx, g, pipelineOfCheck(w.ev.CheckRun.Name))
+	}
 	number, err := w.prOf(ctx, sha)
 	if errors.Is(err, errNoPR) {
 		w.log.Info("event: re-run of a commit with no known pull request; ignored", "head", sha)

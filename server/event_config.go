@@ -23,6 +23,10 @@ func (w *eventWork) config(ctx context.Context, mirror, rev, headSHA string) (*p
 	cfg, err := runner.LoadRepoConfig(ctx, w.git, mirror, rev)
 	var none *runner.NoPipelinesError
 	switch {
+	case err == nil && w.s.o.Caps.tooManyPipelines(len(cfg.Pipelines)) != "":
+		msg := w.s.o.Caps.tooManyPipelines(len(cfg.Pipelines))
+		w.log.Info("event: too many pipelines", "rev", rev, "count", len(cfg.Pipelines))
+		return nil, false, w.configCheck(ctx, headSHA, "Too many pipelines", []error{&policy.ConfigError{File: runner.ConfigPath, Key: "pipelines", Msg: msg}})
 	case err == nil:
 		return cfg, true, nil
 	case errors.As(err, &none):
@@ -84,21 +88,42 @@ func anyMatch(globs, paths []string) bool {
 	return false
 }
 
-// loadPipelines reads and validates the named pipelines at rev. Those
-// that do not validate are reported together on one kilroy/config check
-// and left out.
+// loadPipelines reads and validates the named pipelines at rev, within
+// the server's graph caps. Those that do not validate are reported
+// together on one kilroy/config check and left out. A graph is loaded
+// once however many pipelines name it; they share the validated
+// Pipeline, which nothing here changes.
 func (w *eventWork) loadPipelines(ctx context.Context, mirror, rev, headSHA string, cfg *policy.RepoConfig, names []string) ([]*runner.Selection, error) {
 	var sels []*runner.Selection
 	var problems []error
+	type loaded struct {
+		sel *runner.Selection
+		err error
+	}
+	byGraph := map[string]loaded{}
 	for _, name := range names {
-		sel, err := runner.LoadPipeline(ctx, w.git, mirror, rev, cfg, name, cfg.Pipelines[name])
+		pl := cfg.Pipelines[name]
+		l, seen := byGraph[pl.Graph]
+		if !seen {
+			l.sel, l.err = runner.LoadPipeline(ctx, w.git, mirror, rev, cfg, name, pl, attractor.WithGraphCaps(w.s.o.Caps.Graph))
+			byGraph[pl.Graph] = l
+		}
+		if l.err == nil {
+			// A refused image (per pipeline): on the kilroy/config check.
+			if _, err := w.s.o.Images.Choose(cfg, name); err != nil {
+				l, seen = loaded{err: err}, false
+			}
+		}
 		switch {
-		case err == nil:
-			sels = append(sels, sel)
-		case errors.Is(err, runner.ErrUsage):
-			problems = append(problems, err)
+		case l.err == nil:
+			sel := *l.sel
+			sel.Name = name
+			sels = append(sels, &sel)
+		case seen: // reported with the first pipeline of this graph
+		case errors.Is(l.err, runner.ErrUsage):
+			problems = append(problems, l.err)
 		default:
-			return nil, err
+			return nil, l.err
 		}
 	}
 	if len(problems) > 0 {

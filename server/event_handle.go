@@ -51,7 +51,7 @@ func (s *Server) HandleEvent(ctx context.Context, job queue.EventJob) error {
 	case KindPing:
 		log.Info("event: recorded", "kind", ev.Kind, "action", ev.Action)
 		return nil
-	case KindPullRequest, KindCommentCommand, KindRerun, KindCancel:
+	case KindPullRequest, KindCommentCommand, KindRerun, KindCancel, KindMergeGroup:
 	default:
 		log.Warn("event: unknown kind; dropped", "kind", ev.Kind)
 		return nil
@@ -86,6 +86,8 @@ func (w *eventWork) decide(ctx context.Context) error {
 		return w.pullRequest(ctx)
 	case KindCommentCommand:
 		return w.comment(ctx)
+	case KindMergeGroup:
+		return w.mergeGroup(ctx)
 	case KindCancel:
 		if w.ev.Action == ActionClosed {
 			return w.closed(ctx)

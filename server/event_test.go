@@ -16,6 +16,7 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/ghapp/ghapptest"
 	"github.com/kilroy-bot/kilroy-bot/policy"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
 
 func TestCommandPipelines(t *testing.T) {
@@ -257,7 +258,7 @@ func TestServerCommandRunTrustedUsesHead(t *testing.T) {
 // only repeat the pull request's head.
 func TestServerRunFailingBeforeACheckpointPushesNoBranch(t *testing.T) {
 	e := newServerEnvWith(t, func(o *ServerOptions) {
-		o.NewAgent = func(map[string]string, string) (attractor.Agent, error) {
+		o.NewAgent = func(map[string]string, string, string, *sandbox.Sandbox) (attractor.Agent, error) {
 			return nil, errors.New("agent configuration unreadable")
 		}
 	})

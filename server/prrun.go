@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/runner"
+	"github.com/kilroy-bot/kilroy-bot/runner/caches"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
 )
@@ -26,6 +28,9 @@ type prRun struct {
 	job queue.RunJob
 	log *slog.Logger
 	dir runner.RunDir
+	// env is the server's node environment with the caches of the run's
+	// repository.
+	env runner.EnvInputs
 	git *gitops.Git // authenticates fetches and pushes of this run
 	rep Reporter
 	// history is what the run did before this execution resumed it; nil
@@ -48,9 +53,12 @@ type prRun struct {
 // the internal error (Fail). Only a shutdown leaves them for the resumed
 // run to finish.
 func (s *Server) HandleRun(ctx context.Context, job queue.RunJob) error {
-	r := &prRun{s: s, job: job, dir: s.runDir(job.RunID),
+	r := &prRun{s: s, job: job, dir: s.runDir(job.RunID), env: s.runEnv(job),
 		log: s.log.With("installation", job.InstallationID, "repo", job.Repo, "pr", job.PR, "run", job.RunID,
 			"pipeline", job.Pipeline)}
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	defer s.disk.watch(job.RunID, string(r.dir), stop)()
 	src, revoke, err := s.o.Tokens(ctx, job.InstallationID, job.Repo)
 	if err != nil {
 		return r.end(ctx, nil, nil, fmt.Errorf("git token: %w", err))
@@ -60,15 +68,15 @@ func (s *Server) HandleRun(ctx context.Context, job queue.RunJob) error {
 	if err != nil {
 		return r.end(ctx, nil, nil, err)
 	}
-	if err := r.adopt(ctx, p.Pipeline); err != nil {
+	if err := r.adopt(ctx, p.Pipeline, p.Image()); err != nil {
 		r.log.Error("run: adopt checks", "err", err)
 	}
 	r.log.Info("run: started", "head", job.HeadSHA, "resumes", job.Resumes, "branch", p.Branch)
 	push := newPusher(r.log, r.git, p.RepoDir, job.CloneURL, p.Branch, job.HeadSHA)
 	r.prep = p
-	res, err := p.Execute(ctx, runner.LocalOptions{GitPath: s.o.GitPath, Env: s.o.Env, Agent: s.o.Agent, NewAgent: s.o.NewAgent,
+	res, err := p.Execute(ctx, runner.LocalOptions{GitPath: s.o.GitPath, Env: r.env, Agent: s.o.Agent, NewAgent: s.o.NewAgent,
 		Listener: attractor.Listeners{r.rep, push}, Interviewer: r.interviewer(), Store: r.store(),
-		KeepWorktree: s.o.Pool != nil})
+		KeepWorktree: s.o.Pool != nil, Images: s.o.Images})
 	return r.end(ctx, push, res, err)
 }
 
@@ -97,13 +105,44 @@ func (r *prRun) prepare(ctx context.Context, src gitops.TokenSource) (*runner.Pr
 	if r.job.ConfigFromBase {
 		rev = f.baseSHA
 	}
-	sel, err := runner.SelectPipeline(ctx, git, f.mirror, rev, r.job.Pipeline)
+	sel, err := runner.SelectPipeline(ctx, git, f.mirror, rev, r.job.Pipeline, attractor.WithGraphCaps(r.s.o.Caps.Graph))
 	if err != nil {
 		return nil, err
 	}
 	r.job.Notes = append(r.job.Notes, r.s.o.Caps.clamp(sel)...)
+	if err := r.measureHead(ctx, git, f.mirror); err != nil {
+		return nil, err
+	}
 	defer r.s.mirrorLocks.lock(f.mirror)()
-	return runner.AssembleFrom(ctx, git, r.job.RunID, r.dir, f.mirror, r.job.HeadSHA, sel, r.s.o.Env.Host, r.makeWorktree)
+	p, err := runner.AssembleFrom(ctx, git, r.job.RunID, r.dir, f.mirror, r.job.HeadSHA, sel, r.env, r.makeWorktree)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.PinImage(ctx, r.s.o.Images); err != nil {
+		p.Abandon(ctx)
+		return nil, err
+	}
+	return p, nil
+}
+
+// measureHead refuses a head whose tree is over the server's checkout
+// limits, before anything of it is written: a few objects can name a
+// million files.
+func (r *prRun) measureHead(ctx context.Context, git *gitops.Git, mirror string) error {
+	lim := r.s.o.Caps.Checkout
+	if lim == (gitops.TreeLimits{}) {
+		return nil
+	}
+	size, err := git.MeasureTree(ctx, mirror, r.job.HeadSHA, lim)
+	if tl, ok := errors.AsType[*gitops.TreeTooLargeError](err); ok {
+		r.log.Warn("run: head tree over the checkout limits", "files", tl.Size.Files, "bytes", tl.Size.Bytes)
+		return checkoutTooLarge(tl)
+	}
+	if err != nil {
+		return err
+	}
+	r.log.Debug("run: head tree measured", "files", size.Files, "bytes", size.Bytes)
+	return nil
 }
 
 // resume prepares an interrupted run from its checkpoint; ok is false when
@@ -121,7 +160,7 @@ func (r *prRun) resume(ctx context.Context, src gitops.TokenSource) (*runner.Pre
 		return nil, false
 	}
 	unlock := r.s.mirrorLocks.lock(cp.RepoDir)
-	p, err := runner.PrepareResume(ctx, string(r.dir), runner.LocalOptions{GitPath: r.s.o.GitPath, Env: r.s.o.Env})
+	p, err := runner.PrepareResume(ctx, string(r.dir), runner.LocalOptions{GitPath: r.s.o.GitPath, Env: r.env})
 	unlock()
 	if err != nil {
 		r.log.Warn("run: cannot resume; starting over", "err", err)
@@ -148,10 +187,10 @@ func (r *prRun) clearRunDir() error {
 }
 
 // adopt makes the run's reporter and takes over its queued checks.
-func (r *prRun) adopt(ctx context.Context, graph *attractor.Pipeline) error {
+func (r *prRun) adopt(ctx context.Context, graph *attractor.Pipeline, im *runner.RunImage) error {
 	rep, err := r.s.o.NewReporter(ctx, ReportTarget{InstallationID: r.job.InstallationID, Repo: r.job.Repo,
 		HeadSHA: r.job.HeadSHA, PR: r.job.PR, Pipeline: r.job.Pipeline, RunID: r.job.RunID, Graph: graph, Notes: r.job.Notes,
-		History: r.history})
+		History: r.history, Image: im})
 	if err != nil {
 		return err
 	}
@@ -179,7 +218,7 @@ func (r *prRun) end(ctx context.Context, push *pusher, res *attractor.RunResult,
 		return cause
 	}
 	if r.rep == nil {
-		if err := r.adopt(fctx, nil); err != nil {
+		if err := r.adopt(fctx, nil, nil); err != nil {
 			r.log.Error("run: adopt checks", "err", err)
 		}
 	}
@@ -192,19 +231,39 @@ func (r *prRun) end(ctx context.Context, push *pusher, res *attractor.RunResult,
 		}
 	}
 	var ce *queue.CancelledError
+	var de *DiskReserveError
 	switch {
+	case errors.As(cause, &de):
+		r.log.Warn("run: stopped for the disk reserve", "setting", de.Setting)
+		r.complete(fctx, "fail", func(ctx context.Context) error { return r.rep.Fail(ctx, de.Error()) })
+		return nil
 	case errors.As(cause, &ce):
 		r.log.Info("run: cancelled", "reason", ce.Error())
 		r.complete(fctx, "cancel", func(ctx context.Context) error { return r.rep.Cancel(ctx, ce.Error()) })
+		r.finish(runner.RunEnd{Status: runner.EndCanceled, Reason: ce.Error()})
 		return cause
 	case runErr != nil:
 		r.log.Error("run: failed to run", "err", runErr)
 		r.complete(fctx, "fail", func(ctx context.Context) error { return r.rep.Fail(ctx, r.s.publicReason(runErr)) })
+		r.finish(runner.RunEnd{Status: runner.EndFail, Reason: r.s.publicReason(runErr)})
 		return runErr
 	default:
 		r.log.Info("run: finished", "status", res.Status, "failed_node", res.FailedNode)
 		r.complete(fctx, "close", r.rep.Close)
+		r.finish(runner.EndOf(res, nil))
 		return nil
+	}
+}
+
+// finish ends the run's progress.ndjson, after the final push and the
+// checks (and with them report.md) are done; a run that never got a run
+// directory has none.
+func (r *prRun) finish(end runner.RunEnd) {
+	if r.prep == nil {
+		return
+	}
+	if err := r.prep.Finish(end); err != nil {
+		r.log.Warn("run: end progress.ndjson", "err", err)
 	}
 }
 
@@ -227,6 +286,16 @@ func (r *prRun) revoke(ctx context.Context, revoke func(context.Context) error) 
 	if err := revoke(rctx); err != nil {
 		r.log.Warn("run: revoke git tokens", "err", err)
 	}
+}
+
+// runEnv is the node environment of job's run: the server's, with the
+// caches of its repository (or installation, by CacheScope), which no
+// other installation's run ever gets.
+func (s *Server) runEnv(job queue.RunJob) runner.EnvInputs {
+	env := s.o.Env
+	owner, name := splitRepo(job.Repo)
+	env.Caches = caches.Dir(filepath.Join(s.o.DataDir, runner.CachesDir), s.o.CacheScope, job.InstallationID, owner, name)
+	return env
 }
 
 func splitRepo(full string) (owner, name string) {

@@ -8,8 +8,8 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 )
 
-// dataDirShown stands for the server's data dir in text shown on GitHub.
-const dataDirShown = "<data dir>"
+// DataDirShown stands for the server's data dir in text shown on GitHub.
+const DataDirShown = "<data dir>"
 
 // public makes text fit to leave the server (check titles, summaries,
 // comments): the data dir, under which every mirror, run directory and
@@ -22,7 +22,7 @@ func (s *Server) public(text string) string {
 	}
 	for _, d := range dirs {
 		if d != "" && d != "/" {
-			text = strings.ReplaceAll(text, d, dataDirShown)
+			text = strings.ReplaceAll(text, d, DataDirShown)
 		}
 	}
 	return text

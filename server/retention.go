@@ -55,9 +55,9 @@ func (s *Server) sweepOnce(ctx context.Context, o RetentionOptions) {
 	for _, f := range res.Failed {
 		s.log.Warn("retention: not removed; tried again next sweep", "err", f)
 	}
-	if n := len(res.Runs) + len(res.Branches) + len(res.RemoteBranches) + len(res.Mirrors); n > 0 {
+	if n := len(res.Runs) + len(res.Branches) + len(res.RemoteBranches) + len(res.Mirrors) + len(res.Caches); n > 0 {
 		s.log.Info("retention: swept", "runs", res.Runs, "branches", res.Branches,
-			"remote_branches", res.RemoteBranches, "mirrors", res.Mirrors, "collected", res.Collected)
+			"remote_branches", res.RemoteBranches, "mirrors", res.Mirrors, "collected", res.Collected, "caches", res.Caches)
 	}
 }
 

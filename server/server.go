@@ -12,6 +12,7 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/runner"
+	"github.com/kilroy-bot/kilroy-bot/runner/caches"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
 	"github.com/kilroy-bot/kilroy-bot/runner/wtpool"
@@ -110,6 +111,8 @@ type ReportTarget struct {
 	// History is what the run did before this execution resumed it, for
 	// the checks to show; nil when the run starts from the beginning.
 	History *runner.History
+	// Image is the image the run's nodes run in; nil for the host jail.
+	Image *runner.RunImage
 }
 
 // TokenSource makes a repository's git credentials for one run: source is
@@ -145,6 +148,16 @@ type ServerOptions struct {
 	// run of the same repository (see warm.go); nil: every run checks out
 	// a fresh worktree.
 	Pool *wtpool.Pool
+	// CacheScope is what shares a cache directory under DataDir/caches
+	// (sandbox.caches.scope): a repository's runs (the default) or an
+	// installation's; never two installations'.
+	CacheScope caches.Scope
+	// Disk is what runs must leave free on the data dir's filesystem
+	// (disk.go); zero: no reserve.
+	Disk DiskReserve
+	// Images say which image each run's nodes run in: the repository's
+	// choice within images.allow, else images.default.
+	Images runner.ImageOptions
 }
 
 // Server turns accepted deliveries into pull request runs: HandleEvent
@@ -157,6 +170,7 @@ type Server struct {
 	// run has its own gitops.Git (its own token source), and git's ref
 	// locks make concurrent fetches into one repository fail.
 	mirrorLocks keyedLocks
+	disk        *diskGuard
 }
 
 // NewServer checks opts.
@@ -183,7 +197,7 @@ func NewServer(o ServerOptions) (*Server, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Server{o: o, log: log}, nil
+	return &Server{o: o, log: log, disk: newDiskGuard(o.DataDir, o.Disk, log)}, nil
 }
 
 // Handlers are the queue handlers of this server.

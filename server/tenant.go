@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/kilroy-bot/kilroy-bot/runner"
+	"github.com/kilroy-bot/kilroy-bot/runner/caches"
 	"github.com/kilroy-bot/kilroy-bot/runner/gc"
 )
 
@@ -50,6 +53,7 @@ func (s *Server) installationChanged(ctx context.Context, ev Event, log *slog.Lo
 		return nil
 	}
 	t.Repos = validRepos(t.Repos, log)
+	t.Caches = s.tenantCaches(ev, t.Repos)
 	if err := s.forgetTenant(ctx, t, log); err != nil {
 		return err
 	}
@@ -57,6 +61,21 @@ func (s *Server) installationChanged(ctx context.Context, ev Event, log *slog.Lo
 		return s.o.Queue.ForgetInstallation(ctx, ev.InstallationID)
 	}
 	return nil
+}
+
+// tenantCaches are the cache directories an uninstall deletes: the whole
+// installation's, or those of the repositories removed from it.
+func (s *Server) tenantCaches(ev Event, repos []string) []string {
+	root := filepath.Join(s.o.DataDir, runner.CachesDir)
+	if ev.Action == "deleted" {
+		return []string{caches.InstallationDir(root, ev.InstallationID)}
+	}
+	var out []string
+	for _, r := range repos {
+		owner, name := splitRepo(r)
+		out = append(out, caches.Dir(root, caches.ScopeRepository, ev.InstallationID, owner, name))
+	}
+	return out
 }
 
 // forgetTenant cancels the tenant's runs, waits for their handlers, and
@@ -87,7 +106,7 @@ func (s *Server) forgetTenant(ctx context.Context, t gc.Tenant, log *slog.Logger
 		}
 	}
 	log.Info("uninstall: removed the tenant's data", "owner", t.Owner, "repos", t.Repos,
-		"runs", len(removed.Runs), "mirrors", removed.Mirrors)
+		"runs", len(removed.Runs), "mirrors", removed.Mirrors, "caches", removed.Caches)
 	return nil
 }
 

@@ -42,14 +42,15 @@ func (r *prRun) makeWorktree(ctx context.Context, repo, dir, branch, startSHA st
 }
 
 // releaseWorktree parks the worktree of a run that ended, or removes it
-// when the run was stopped to be resumed (cause is the run context's).
+// when the run was stopped to be resumed or for the disk reserve (whose
+// files are what the disk is short of; cause is the run context's).
 // Without a pool, Execute already removed it.
 func (r *prRun) releaseWorktree(ctx context.Context, cause error) {
 	pool, p := r.s.o.Pool, r.prep
 	if pool == nil || p == nil {
 		return
 	}
-	if errors.Is(cause, queue.ErrStopping) {
+	if _, disk := errors.AsType[*DiskReserveError](cause); disk || errors.Is(cause, queue.ErrStopping) {
 		if err := r.git.RemoveWorktree(ctx, p.RepoDir, p.Dir.Worktree()); err != nil {
 			r.log.Warn("run: remove the worktree of a run to resume", "err", err)
 		}

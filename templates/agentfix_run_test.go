@@ -83,13 +83,13 @@ func testAgentFixTemplateRuns(t *testing.T, sb *sandbox.Sandbox) {
 
 // apiAgent builds each run's agent on the bot's own api backend
 // (Anthropic Messages) at url, as `kilroy-bot run --agents` does.
-func apiAgent(url string, host map[string]string, sb *sandbox.Sandbox) runner.AgentFactory {
+func apiAgent(url string, host map[string]string, _ *sandbox.Sandbox) runner.AgentFactory {
 	cfg := agent.Config{
 		Default:  "api",
 		Backends: map[string]agent.Backend{"api": {Kind: agent.KindAPI, API: agent.APIAnthropic, BaseURL: url, Model: "fake-model"}},
 		Limits:   agent.Limits{ProviderRetries: 1, RetryBackoff: agent.Duration(10 * time.Millisecond)},
 	}
-	return func(policyEnv map[string]string, managedRoots string) (attractor.Agent, error) {
-		return agent.New(cfg, agent.Deps{HostEnv: maps.Clone(host), Policy: policyEnv, Sandbox: sb, ManagedRoots: managedRoots})
+	return func(policyEnv map[string]string, managedRoots, caches string, sb *sandbox.Sandbox) (attractor.Agent, error) {
+		return agent.New(cfg, agent.Deps{HostEnv: maps.Clone(host), Policy: policyEnv, Sandbox: sb, ManagedRoots: managedRoots, Caches: caches})
 	}
 }

@@ -3,6 +3,7 @@ package templates
 import (
 	"fmt"
 	"io/fs"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -75,18 +76,61 @@ func markers() map[string]string {
 		"go.mod": "ci-go", "go.work": "ci-go",
 		"package.json":   "ci-node",
 		"pyproject.toml": "ci-python", "requirements.txt": "ci-python", "setup.py": "ci-python",
+		"Cargo.toml": "ci-rust",
+		"pom.xml":    "ci-java", "build.gradle": "ci-java", "build.gradle.kts": "ci-java",
+		"settings.gradle": "ci-java", "settings.gradle.kts": "ci-java",
 	}
 }
+
+// MarkerFiles lists the files Detect looks for, sorted.
+func MarkerFiles() []string {
+	return slices.Sorted(maps.Keys(markers()))
+}
+
+// GenericTemplate is the template for a repository of no known toolchain.
+const GenericTemplate = "ci-generic"
 
 // Detect returns the CI templates whose toolchain marker files (go.mod,
 // package.json, pyproject.toml, …) are at the root of repo, sorted.
 func Detect(repo fs.FS) []string {
+	return detectIn(repo, ".")
+}
+
+func detectIn(repo fs.FS, dir string) []string {
 	var found []string
 	for marker, tmpl := range markers() {
-		if st, err := fs.Stat(repo, path.Clean(marker)); err == nil && !st.IsDir() && !slices.Contains(found, tmpl) {
+		if st, err := fs.Stat(repo, path.Join(dir, marker)); err == nil && !st.IsDir() && !slices.Contains(found, tmpl) {
 			found = append(found, tmpl)
 		}
 	}
 	slices.Sort(found)
 	return found
+}
+
+// Suggestion is the closest template for a repository Detect finds no
+// toolchain in, and why.
+type Suggestion struct {
+	Template string
+	Reason   string
+}
+
+// Suggest looks where Detect does not: a toolchain file one directory
+// down (a project in a subdirectory, such as web/package.json) suggests
+// that toolchain's template, whose commands then need a `cd`; anything
+// else suggests GenericTemplate.
+func Suggest(repo fs.FS) Suggestion {
+	entries, _ := fs.ReadDir(repo, ".")
+	for _, e := range entries {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") || e.Name() == "node_modules" || e.Name() == "vendor" {
+			continue
+		}
+		if found := detectIn(repo, e.Name()); len(found) == 1 {
+			return Suggestion{Template: found[0], Reason: fmt.Sprintf(
+				"%s/ holds a %s project: its commands then need `cd %s && ` in front", e.Name(), strings.TrimPrefix(found[0], "ci-"), e.Name())}
+		}
+	}
+	if st, err := fs.Stat(repo, "Makefile"); err == nil && !st.IsDir() {
+		return Suggestion{Template: GenericTemplate, Reason: "it runs `make test`, and there is a Makefile"}
+	}
+	return Suggestion{Template: GenericTemplate, Reason: "it runs `make test`: change the command to what your project runs in CI"}
 }

@@ -23,7 +23,8 @@ func TestFiles(t *testing.T) {
 		{name: "ci-go", want: []string{".kilroy/ci.dot"}},
 		{name: "agent-fix", want: []string{".kilroy/fix.dot"}},
 		{name: "config", want: []string{".kilroy/config.yml"}},
-		{name: "ci-rust", wantErr: `no template "ci-rust" (templates: agent-fix, ci-go, ci-node, ci-python, config)`},
+		{name: "ci-rust", want: []string{".kilroy/ci.dot"}},
+		{name: "ci-ruby", wantErr: `no template "ci-ruby" (templates: agent-fix, ci-generic, ci-go, ci-java, ci-node, ci-python, ci-rust, config)`},
 		{name: "ci-py", wantErr: `did you mean "ci-go"?`},
 		{name: "agentfix", wantErr: `did you mean "agent-fix"?`},
 	}
@@ -79,6 +80,9 @@ func TestDetect(t *testing.T) {
 		{"go module", []string{"go.mod", "main.go"}, []string{"ci-go"}},
 		{"node", []string{"package.json"}, []string{"ci-node"}},
 		{"python", []string{"requirements.txt", "setup.py"}, []string{"ci-python"}},
+		{"rust", []string{"Cargo.toml", "src/lib.rs"}, []string{"ci-rust"}},
+		{"maven", []string{"pom.xml"}, []string{"ci-java"}},
+		{"gradle kotlin", []string{"settings.gradle.kts", "build.gradle.kts"}, []string{"ci-java"}},
 		{"go and node", []string{"go.mod", "web/package.json", "package.json"}, []string{"ci-go", "ci-node"}},
 		{"only nested markers", []string{"tools/go.mod"}, nil},
 		{"nothing", []string{"README.md"}, nil},
@@ -91,6 +95,34 @@ func TestDetect(t *testing.T) {
 			}
 			if diff := cmp.Diff(templates.Detect(fs.FS(repo)), tt.want); diff != "" {
 				t.Errorf("Detect (-got +want):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Where Detect finds nothing, Suggest names the closest template.
+func TestSuggest(t *testing.T) {
+	tests := []struct {
+		name   string
+		files  []string
+		want   string
+		reason string
+	}{
+		{"project in a subdirectory", []string{"README.md", "web/package.json"}, "ci-node", "cd web && "},
+		{"two projects in subdirectories: the first", []string{"api/go.mod", "web/package.json"}, "ci-go", "cd api && "},
+		{"hidden and vendored directories do not count", []string{".github/package.json", "vendor/go.mod"}, "ci-generic", "change the command"},
+		{"makefile", []string{"Makefile", "src/main.c"}, "ci-generic", "there is a Makefile"},
+		{"nothing", []string{"README.md"}, "ci-generic", "change the command"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			repo := fstest.MapFS{}
+			for _, f := range tt.files {
+				repo[f] = &fstest.MapFile{Data: []byte("x")}
+			}
+			got := templates.Suggest(repo)
+			if got.Template != tt.want || !strings.Contains(got.Reason, tt.reason) {
+				t.Errorf("Suggest = %+v, want template %s with a reason saying %q", got, tt.want, tt.reason)
 			}
 		})
 	}

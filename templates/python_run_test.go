@@ -70,13 +70,13 @@ func testCIPythonTemplateRuns(t *testing.T, sb *sandbox.Sandbox, host map[string
 		{
 			name: "failing test", hello: "def greet(name):\n    return f\"goodbye, {name}\"\n",
 			wantStatus: attractor.StatusFail, wantFailed: "test",
-			wantCompleted: []string{"start", "test"},
+			wantCompleted: []string{"start", "install", "test"},
 			wantFindings:  []string{"test_hello.py:5 error"},
 		},
 		{
 			name:          "passing",
 			wantStatus:    attractor.StatusSuccess,
-			wantCompleted: []string{"start", "test", "exit"},
+			wantCompleted: []string{"start", "install", "test", "exit"},
 		},
 	}
 	for _, tt := range tests {

@@ -16,7 +16,7 @@ import (
 // files is immutable, so it is safe as package-level state. "all:" keeps
 // the .kilroy directories, which a plain directory pattern would skip.
 //
-//go:embed all:ci-go all:ci-node all:ci-python all:agent-fix config.yml
+//go:embed all:ci-go all:ci-node all:ci-python all:ci-rust all:ci-java all:ci-generic all:agent-fix config.yml
 var files embed.FS
 
 // ConfigFile is the path in FS of the sample .kilroy/config.yml.

@@ -25,7 +25,7 @@ func pipelineFiles(t *testing.T) []string {
 }
 
 func TestNames(t *testing.T) {
-	want := []string{"agent-fix", "ci-go", "ci-node", "ci-python"}
+	want := []string{"agent-fix", "ci-generic", "ci-go", "ci-java", "ci-node", "ci-python", "ci-rust"}
 	if diff := cmp.Diff(templates.Names(), want); diff != "" {
 		t.Errorf("Names (-got +want):\n%s", diff)
 	}
@@ -44,7 +44,8 @@ func TestNames(t *testing.T) {
 // starter that warns teaches people to ignore warnings.
 func TestPipelinesLoadClean(t *testing.T) {
 	files := pipelineFiles(t)
-	want := []string{"agent-fix/.kilroy/fix.dot", "ci-go/.kilroy/ci.dot", "ci-node/.kilroy/ci.dot", "ci-python/.kilroy/ci.dot"}
+	want := []string{"agent-fix/.kilroy/fix.dot", "ci-generic/.kilroy/ci.dot", "ci-go/.kilroy/ci.dot",
+		"ci-java/.kilroy/ci.dot", "ci-node/.kilroy/ci.dot", "ci-python/.kilroy/ci.dot", "ci-rust/.kilroy/ci.dot"}
 	if diff := cmp.Diff(files, want); diff != "" {
 		t.Errorf("pipelines (-got +want):\n%s", diff)
 	}
@@ -91,7 +92,7 @@ func TestConfigParses(t *testing.T) {
 		}
 	}
 	want := map[string][]string{
-		"ci":  {"ci-go", "ci-node", "ci-python"},
+		"ci":  {"ci-generic", "ci-go", "ci-java", "ci-node", "ci-python", "ci-rust"},
 		"fix": {"agent-fix"},
 	}
 	if diff := cmp.Diff(got, want); diff != "" {

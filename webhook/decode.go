@@ -20,6 +20,8 @@ func (h *Handler) decode(event string, payload []byte) (Event, error) {
 		return decodeCheckSuite(payload, h.cfg.AppID)
 	case "installation", "installation_repositories":
 		return decodeInstallation(event, payload)
+	case "merge_group":
+		return decodeMergeGroup(payload)
 	case "ping":
 		return decodePing(payload)
 	default:

@@ -1,6 +1,11 @@
 package webhook
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kilroy-bot/kilroy-bot/server"
+)
 
 // Identifiers of the requested actions (buttons) on kilroy's check runs.
 const (
@@ -38,7 +43,7 @@ func decodeCheckRun(payload []byte, appID int64) (Event, error) {
 		ExternalID:      run.ExternalID,
 		RequestedAction: requested,
 	}
-	ev.CheckSuite = CheckSuite{ID: run.CheckSuite.ID, HeadSHA: run.CheckSuite.HeadSHA}
+	ev.CheckSuite = run.CheckSuite.suite()
 	ev.PullNumbers = pullNumbers(run.PullRequests)
 	return ev, nil
 }
@@ -78,7 +83,7 @@ func decodeCheckSuite(payload []byte, appID int64) (Event, error) {
 		return Event{}, ignore("check suite belongs to another app")
 	}
 	ev := p.base(KindRerun)
-	ev.CheckSuite = CheckSuite{ID: suite.ID, HeadSHA: suite.HeadSHA}
+	ev.CheckSuite = suite.suite()
 	ev.PullNumbers = pullNumbers(suite.PullRequests)
 	return ev, nil
 }
@@ -87,4 +92,14 @@ func decodeCheckSuite(payload []byte, appID int64) (Event, error) {
 // ours, when ours is configured.
 func otherApp(app *ghApp, ours int64) bool {
 	return ours != 0 && app != nil && app.ID != 0 && app.ID != ours
+}
+
+// suite is the event's check suite; its branch only when it is a merge
+// queue's, which makes a re-run there a merge group's.
+func (s *ghCheckSuite) suite() CheckSuite {
+	cs := CheckSuite{ID: s.ID, HeadSHA: s.HeadSHA}
+	if strings.HasPrefix(s.HeadBranch, server.QueuePrefix) {
+		cs.QueueBranch = s.HeadBranch
+	}
+	return cs
 }

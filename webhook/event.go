@@ -15,6 +15,7 @@ type (
 	CheckRun           = server.CheckRun
 	CheckSuite         = server.CheckSuite
 	InstallationChange = server.InstallationChange
+	MergeGroup         = server.MergeGroup
 )
 
 // Kinds of accepted events; see server.EventKind.
@@ -25,6 +26,7 @@ const (
 	KindCancel         = server.KindCancel
 	KindInstallation   = server.KindInstallation
 	KindPing           = server.KindPing
+	KindMergeGroup     = server.KindMergeGroup
 )
 
 // Delivery identifies one webhook delivery, from its headers.

@@ -111,6 +111,7 @@ type checkSuitePayload struct {
 type ghCheckSuite struct {
 	ID           int64       `json:"id"`
 	HeadSHA      string      `json:"head_sha"`
+	HeadBranch   string      `json:"head_branch"`
 	App          *ghApp      `json:"app"`
 	PullRequests []ghPullRef `json:"pull_requests"`
 }
@@ -134,4 +135,18 @@ type ghRepoName struct {
 type pingPayload struct {
 	envelope
 	HookID int64 `json:"hook_id"`
+}
+
+type mergeGroupPayload struct {
+	envelope
+	MergeGroup *ghMergeGroup `json:"merge_group"`
+	// Reason is why a group was destroyed: merged, dequeued, invalidated.
+	Reason string `json:"reason"`
+}
+
+type ghMergeGroup struct {
+	HeadSHA string `json:"head_sha"`
+	HeadRef string `json:"head_ref"`
+	BaseSHA string `json:"base_sha"`
+	BaseRef string `json:"base_ref"`
 }

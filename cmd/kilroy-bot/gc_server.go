@@ -42,6 +42,7 @@ type serverGC struct {
 // removes nothing.
 func runServerGC(ctx context.Context, o serverGC, stdout, stderr io.Writer) int {
 	ret := gc.DefaultRetention()
+	ret.CacheBytes = defaultCacheMaxBytes
 	if o.configFile != "" {
 		data, err := os.ReadFile(o.configFile)
 		var p serverPolicy
@@ -49,7 +50,7 @@ func runServerGC(ctx context.Context, o serverGC, stdout, stderr io.Writer) int 
 			err = decodePolicy(o.configFile, data, &p)
 		}
 		if err == nil {
-			ret, _, err = p.Retention.options(nil)
+			ret, _, err = p.retention()
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "kilroy-bot gc: --config: %v\n", err)
@@ -81,6 +82,9 @@ func runServerGC(ctx context.Context, o serverGC, stdout, stderr io.Writer) int 
 	}
 	for _, m := range res.Collected {
 		fmt.Fprintf(stdout, "collected mirror %s\n", m)
+	}
+	for _, c := range res.Caches {
+		fmt.Fprintf(stdout, "%s caches %s\n", verb, c)
 	}
 	for _, f := range res.Failed {
 		fmt.Fprintf(stderr, "kilroy-bot gc: %v\n", f)

@@ -16,12 +16,17 @@ const initUsage = `usage: kilroy-bot init [--template NAME] [--repo DIR] [--forc
 Writes a starter pipeline into the repository's .kilroy/ directory.
 Without --template it picks the CI template of the toolchain whose file is
 at the repository's root (go.mod: ci-go, package.json: ci-node,
-pyproject.toml, requirements.txt or setup.py: ci-python).
+pyproject.toml, requirements.txt or setup.py: ci-python, Cargo.toml:
+ci-rust, pom.xml or build.gradle: ci-java); with none it suggests the
+closest one.
 
 Templates:
   ci-go       .kilroy/ci.dot: go build, go vet, go test, artifact check
-  ci-node     .kilroy/ci.dot: npm ci, npm run lint, npm test
-  ci-python   .kilroy/ci.dot: python3 -m pytest
+  ci-node     .kilroy/ci.dot: install by lockfile (npm, yarn, pnpm), lint, test
+  ci-python   .kilroy/ci.dot: pip install into .venv, pytest
+  ci-rust     .kilroy/ci.dot: cargo build, cargo clippy, cargo test
+  ci-java     .kilroy/ci.dot: Maven or Gradle by build file: compile, test
+  ci-generic  .kilroy/ci.dot: make test, artifact check
   agent-fix   .kilroy/fix.dot: a coding agent fixes the code until the tests pass
   config      .kilroy/config.yml: every setting, commented (optional)
 
@@ -102,8 +107,9 @@ func detectTemplate(root string) (string, error) {
 	case 1:
 		return found[0], nil
 	case 0:
-		return "", fmt.Errorf("no go.mod, package.json, pyproject.toml, requirements.txt or setup.py at %s to pick a template from: choose one with --template NAME (%s)",
-			root, strings.Join(templates.Choices(), ", "))
+		s := templates.Suggest(os.DirFS(root))
+		return "", fmt.Errorf("no toolchain file (%s) at %s to pick a template from.\nThe closest is %s: %s.\nWrite it with: kilroy-bot init --template %s   (templates: %s)",
+			strings.Join(templates.MarkerFiles(), ", "), root, s.Template, s.Reason, s.Template, strings.Join(templates.Choices(), ", "))
 	}
 	return "", fmt.Errorf("%s has files of several toolchains: choose a template with --template NAME (%s)", root, strings.Join(found, ", "))
 }

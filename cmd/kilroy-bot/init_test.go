@@ -64,12 +64,29 @@ func TestInit(t *testing.T) {
 			name:       "unknown template",
 			args:       []string{"--template", "agentfix"},
 			wantCode:   2,
-			wantStderr: []string{`no template "agentfix" (templates: agent-fix, ci-go, ci-node, ci-python, config); did you mean "agent-fix"?`},
+			wantStderr: []string{`no template "agentfix" (templates: agent-fix, ci-generic, ci-go, ci-java, ci-node, ci-python, ci-rust, config); did you mean "agent-fix"?`},
 		},
 		{
-			name:       "nothing to detect",
+			name:      "detects rust",
+			files:     map[string]string{"Cargo.toml": "[package]\n"},
+			wantFiles: map[string]string{".kilroy/ci.dot": "ci-rust"},
+		},
+		{
+			name:      "detects gradle",
+			files:     map[string]string{"build.gradle": ""},
+			wantFiles: map[string]string{".kilroy/ci.dot": "ci-java"},
+		},
+		{
+			name:     "nothing to detect",
+			wantCode: 2,
+			wantStderr: []string{"The closest is ci-generic: it runs `make test`",
+				"Write it with: kilroy-bot init --template ci-generic   (templates: agent-fix, ci-generic, ci-go, ci-java, ci-node, ci-python, ci-rust, config)"},
+		},
+		{
+			name:       "project in a subdirectory",
+			files:      map[string]string{"frontend/package.json": "{}"},
 			wantCode:   2,
-			wantStderr: []string{"choose one with --template NAME (agent-fix, ci-go, ci-node, ci-python, config)"},
+			wantStderr: []string{"The closest is ci-node: frontend/ holds a node project", "kilroy-bot init --template ci-node"},
 		},
 		{
 			name:       "several toolchains",

@@ -16,6 +16,7 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/checks"
 	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/agent"
+	"github.com/kilroy-bot/kilroy-bot/runner/image"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
 
@@ -73,8 +74,14 @@ or as that Markdown otherwise (--format).
   --graph NAME|PATH    a pipeline name (ci) or the path of a .dot file in the
                        repository (.kilroy/ci.dot); default ci, else the only one
   --run-dir DIR        the run directory (default DATA_DIR/runs/RUN_ID)
+  --image REF          the image every node runs in, over the repository's
+                       image: (golang:1.23, REGISTRY/NAME:TAG, NAME@sha256:...,
+                       oci:DIR, oci-archive:FILE, docker-archive:FILE), or
+                       host for your own toolchain; default: the
+                       repository's image:, else host
 ` + localFlagsUsage + `
-Exit status: 0 the pipeline succeeded, 1 it failed or could not start,
+Exit status: 0 the pipeline succeeded (or ended partial_success: a failure
+the pipeline tolerated, shown in the report), 1 it failed or could not start,
 2 usage or configuration error (nothing ran).
 `
 
@@ -85,7 +92,8 @@ checkpoint in RUN_DIR, with the pipeline, artifact policy and limits it
 started with.
 
 ` + localFlagsUsage + `
-Exit status: 0 the pipeline succeeded, 1 it failed or could not start,
+Exit status: 0 the pipeline succeeded (or ended partial_success: a failure
+the pipeline tolerated, shown in the report), 1 it failed or could not start,
 2 usage error.
 `
 
@@ -97,6 +105,7 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	repo := fs.String("repo", ".", "")
 	graph := fs.String("graph", "", "")
 	runDir := fs.String("run-dir", "", "")
+	img := fs.String("image", "", "")
 	if code, ok := parseFlags(fs, args, "run", runUsage, stdout, stderr); !ok {
 		return code
 	}
@@ -105,12 +114,13 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	o, err := lf.options(stderr)
-	defer o.Env.Sandbox.Close() // its spare jails
+	defer o.Env.Sandbox.Close() // its prewarmed jails
 	if err != nil {
 		fmt.Fprintf(stderr, "kilroy-bot: %v\n", err)
 		return 2
 	}
 	o.RepoDir, o.Graph, o.RunDir = *repo, *graph, *runDir
+	o.Images.Override = *img
 	prep, err := runner.PrepareLocal(ctx, o)
 	if err != nil {
 		return reportSetupError(stderr, err)
@@ -118,6 +128,9 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// A pipeline with warnings still runs; say what validate would.
 	for _, d := range prep.Warnings {
 		fmt.Fprintln(stderr, d.String())
+	}
+	if len(prep.Unseen) > 0 {
+		fmt.Fprintln(stderr, unseenLine(prep.Unseen))
 	}
 	return execute(ctx, stdout, stderr, prep, o, lf.format, nil)
 }
@@ -135,7 +148,7 @@ func resumeLocal(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return 2
 	}
 	o, err := lf.options(stderr)
-	defer o.Env.Sandbox.Close() // its spare jails
+	defer o.Env.Sandbox.Close() // its prewarmed jails
 	if err != nil {
 		fmt.Fprintf(stderr, "kilroy-bot: %v\n", err)
 		return 2
@@ -163,6 +176,11 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 		Env:         runner.EnvInputs{Host: host, SecretNames: botSecretNames, Sandbox: f.sandbox(host, stderr)},
 		Interviewer: f.interviewer(stderr), Answers: f.answers.m,
 	}
+	store, err := image.Open(filepath.Join(f.dataDir, "images"), image.Options{})
+	if err != nil {
+		return o, err
+	}
+	o.Images.Store = store
 	if f.agents == "" {
 		return o, nil
 	}
@@ -170,9 +188,9 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 	if err != nil {
 		return o, err
 	}
-	o.NewAgent = func(policyEnv map[string]string, managedRoots string) (attractor.Agent, error) {
+	o.NewAgent = func(policyEnv map[string]string, managedRoots, caches string, sb *sandbox.Sandbox) (attractor.Agent, error) {
 		return agent.New(cfg, agent.Deps{HostEnv: host, Policy: policyEnv, SecretNames: botSecretNames,
-			Sandbox: o.Env.Sandbox, ManagedRoots: managedRoots})
+			Sandbox: sb, ManagedRoots: managedRoots, Caches: caches})
 	}
 	return o, nil
 }
@@ -248,12 +266,19 @@ func (f *localFlags) interviewer(stderr io.Writer) attractor.Interviewer {
 // writes report.md and prints the report or its summary (format). history
 // is what a resumed run did before it was interrupted; nil for a new run.
 func execute(ctx context.Context, stdout, stderr io.Writer, prep *runner.Prepared, o runner.LocalOptions, format formatFlag, history *runner.History) int {
-	rec := checks.NewRecorder(prep.Pipeline, checks.RunInfo{Pipeline: prep.Name, RunID: prep.RunID, HeadSHA: prep.BaseSHA})
+	info := checks.RunInfo{Pipeline: prep.Name, RunID: prep.RunID, HeadSHA: prep.BaseSHA}
+	if im := prep.Image(); im != nil {
+		info.Image, info.ImageDigest = im.Ref, im.Pinned.Digest
+	}
+	rec := checks.NewRecorder(prep.Pipeline, info)
 	if history != nil {
 		rec.Seed(priorOf(history))
 	}
 	o.Listener = rec
 	res, err := prep.Execute(ctx, o)
+	// progress.ndjson's last line, once the report is written (the run
+	// branch is local: its checkpoints are all there is to update).
+	defer finishProgress(stderr, prep, res, err)
 	if err != nil {
 		fmt.Fprintf(stderr, "kilroy-bot: %v\n", err)
 		return 1
@@ -265,10 +290,23 @@ func execute(ctx context.Context, stdout, stderr io.Writer, prep *runner.Prepare
 		fmt.Fprintf(stderr, "kilroy-bot: write report.md: %v\n", werr)
 	}
 	printSummary(stdout, stderr, format, rec.View(), report, prep)
-	if res.Status != attractor.StatusSuccess {
-		return 1
+	return exitCode(res.Status)
+}
+
+// exitCode is 0 for a run that succeeded or ended partial_success (the
+// pipeline tolerated a failure: allow_partial, first_success; the report
+// says which), 1 for a failed or cancelled run.
+func exitCode(s attractor.Status) int {
+	if s == attractor.StatusSuccess || s == attractor.StatusPartialSuccess {
+		return 0
 	}
-	return 0
+	return 1
+}
+
+func finishProgress(stderr io.Writer, prep *runner.Prepared, res *attractor.RunResult, err error) {
+	if ferr := prep.Finish(runner.EndOf(res, err)); ferr != nil {
+		fmt.Fprintf(stderr, "kilroy-bot: %v\n", ferr)
+	}
 }
 
 // priorOf hands the checks what the runner read of an interrupted run.
@@ -366,4 +404,15 @@ func fileTail(path string, n int64) []byte {
 		return nil
 	}
 	return data
+}
+
+// unseenLine says in one line that edits under .kilroy/ are not in the
+// commit the run reads, naming at most three of the files.
+func unseenLine(paths []string) string {
+	names := paths
+	more := ""
+	if len(paths) > 3 {
+		names, more = paths[:3], fmt.Sprintf(" and %d more", len(paths)-3)
+	}
+	return fmt.Sprintf("kilroy-bot run: uncommitted changes to %s%s are not in this run, which reads HEAD: commit them to run them", strings.Join(names, ", "), more)
 }

@@ -144,11 +144,10 @@ func TestRunCommand(t *testing.T) {
 		{
 			name: "pipeline with a warning",
 			files: map[string]string{".kilroy/ci.dot": dotFor(`
-  orphan [shape=parallelogram, tool_command="true"]
-  build [shape=parallelogram, tool_command="true"]
+  build [shape=parallelogram, tool_command="true", timeout=600]
   start -> build -> exit`)},
 			wantCode:   0,
-			wantStderr: []string{`.kilroy/ci.dot:5:3: warning: node "orphan" is not reachable`, "[reachability]"},
+			wantStderr: []string{`.kilroy/ci.dot:5:`, `warning: timeout=600 has no unit`, "[duration_unit]"},
 		},
 		{
 			name:       "dirty index",

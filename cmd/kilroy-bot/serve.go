@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -22,6 +23,7 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 	"github.com/kilroy-bot/kilroy-bot/runpage"
+	appserver "github.com/kilroy-bot/kilroy-bot/server"
 	"github.com/kilroy-bot/kilroy-bot/webhook"
 	"github.com/kilroy-bot/kilroy-bot/webhook/redeliver"
 )
@@ -151,6 +153,16 @@ type serveDeps struct {
 	// Background runs while the server serves, from when it listens until
 	// shutdown begins (missed-delivery recovery); nil for none.
 	Background func(ctx context.Context)
+	// MaxConns bounds the connections held at once (0: maxConns). Not a
+	// setting: tests lower it.
+	MaxConns int
+}
+
+func (d serveDeps) maxConns() int {
+	if d.MaxConns > 0 {
+		return d.MaxConns
+	}
+	return maxConns
 }
 
 // readyCheck is one condition of /readyz.
@@ -181,13 +193,13 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 	}
 	w := wired{Config: cfg, Logger: logger, RunURL: runURL(cfg.PublicURL, keys)}
 	w.Redactor = checks.NewRedactor(append([]string{string(cfg.WebhookSecret), string(cfg.PrivateKey)},
-		sandbox.HostSecrets(sandbox.HostEnv())...)...)
+		sandbox.HostSecrets(sandbox.HostEnv())...)...).WithPaths(appserver.DataDirShown, dataDirPaths(cfg.DataDir)...)
 
-	w.Queue, err = queue.Open(ctx, queue.Options{
+	w.Queue, err = openQueueWaiting(ctx, queue.Options{
 		DataDir: cfg.DataDir, DatabaseURL: string(cfg.DatabaseURL), Workers: cfg.Workers, Logger: logger,
 		StaleAfter: cfg.StaleAfter,
-		Caps:       cfg.Policy.Limits.runCaps(), Capped: cappedNotice(&w.App, w.Redactor.Redact),
-	})
+		Caps:       cfg.Policy.Limits.runCaps(cfg.Workers), Capped: cappedNotice(&w.App, w.Redactor.Redact),
+	}, cmp.Or(cfg.DatabaseWait, defaultDatabaseWait), logger)
 	if err != nil {
 		return deps, err
 	}
@@ -248,7 +260,7 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 			return errors.Join(stop(ctx), w.Queue.Close())
 		},
 		Redactor:   w.Redactor,
-		Background: together(recoverer(cfg, w), rs.Background),
+		Background: together(recoverer(cfg, w), rs.Background, permissionHints(w.App, logger)),
 	}, nil
 }
 
@@ -328,4 +340,20 @@ func loggerFrom(ctx context.Context) *slog.Logger {
 		return l
 	}
 	return slog.New(slog.DiscardHandler)
+}
+
+// dataDirPaths are the ways a message may spell the data dir: absolute,
+// and with links resolved. Whatever reaches GitHub through the Redactor
+// (checks, comments) shows appserver.DataDirShown instead (DESIGN §5: no
+// host path of the data dir in anything posted).
+func dataDirPaths(dir string) []string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	out := []string{abs}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		out = append(out, real)
+	}
+	return out
 }

@@ -52,6 +52,9 @@ type serveConfig struct {
 	// another takes its runs (0: the queue's default, a minute). Not a
 	// setting: tests shorten it.
 	StaleAfter time.Duration
+	// DatabaseWait bounds how long start waits for Postgres to come up (0:
+	// defaultDatabaseWait). Not a setting: tests shorten it.
+	DatabaseWait time.Duration
 }
 
 // serverPolicy is the server policy file (--config): what the operator
@@ -76,6 +79,7 @@ type serverPolicy struct {
 	Limits         serverLimits     `yaml:"limits"`
 	Redelivery     serverRedelivery `yaml:"redelivery"`
 	Retention      serverRetention  `yaml:"retention"`
+	Images         serverImages     `yaml:"images"`
 }
 
 // setting is one row of the settings table of DESIGN.md §2.
@@ -194,14 +198,19 @@ func (l *loader) load() serveConfig {
 		l.fail(bad(setDataDir, "must not be empty"))
 	}
 	l.check(checkDatabaseURL(string(cfg.DatabaseURL)))
-	cfg.GitHubURL = l.url(setGitHubURL, true)
+	cfg.GitHubURL = l.githubURL(cfg.DataDir)
 	cfg.PublicURL = strings.TrimSuffix(l.url(setPublicURL, false), "/")
 	cfg.AppID = l.appID(cfg.DataDir)
 	cfg.Workers = l.workers()
 	cfg.PrivateKey = l.privateKey()
 	cfg.WebhookSecret = l.webhookSecret()
 	cfg.Policy = l.policy(cfg.ConfigFile)
-	for _, p := range []string{l.value(setPrivateKey), l.secretFile(), cfg.ConfigFile} {
+	if cfg.AppID == 0 && cfg.PrivateKey == nil && !appStored(cfg.DataDir) {
+		// Every App setting failed and setup never ran here: say the one
+		// thing to do before the details.
+		l.errs = append([]error{fmt.Errorf("no GitHub App in %s: run `kilroy-bot setup --data-dir %s --public-url URL` first (docs/serve.md §1), or give --app-id, --private-key-file and the webhook secret", cfg.DataDir, cfg.DataDir)}, l.errs...)
+	}
+	for _, p := range []string{l.value(setPrivateKey), l.secretFile(), cfg.ConfigFile, cfg.Policy.Images.Registries.AuthFile} {
 		if abs, err := filepath.Abs(p); p != "" && err == nil {
 			cfg.HiddenPaths = append(cfg.HiddenPaths, abs)
 		}
@@ -255,6 +264,31 @@ func (l *loader) url(s setting, apiRoot bool) string {
 		u.Path += "/"
 	}
 	return u.String()
+}
+
+// appStored reports whether kilroy-bot setup stored an App in dataDir.
+func appStored(dataDir string) bool {
+	_, err := os.Stat(appsetup.FilesIn(dataDir).AppID())
+	return err == nil
+}
+
+// githubURLFile is where kilroy-bot setup stores the REST API root it
+// registered the App on, beside the App's other files.
+func githubURLFile(dataDir string) string {
+	return filepath.Join(appsetup.FilesIn(dataDir).Dir, "github-url")
+}
+
+// githubURL is --github-url or KILROY_GITHUB_URL, else the URL setup
+// stored in the data dir (a GitHub Enterprise App), else the default.
+func (l *loader) githubURL(dataDir string) string {
+	if !l.given[setGitHubURL.flag] && strings.TrimSpace(l.getenv(setGitHubURL.env)) == "" && dataDir != "" {
+		if b, err := os.ReadFile(githubURLFile(dataDir)); err == nil && strings.TrimSpace(string(b)) != "" {
+			s := setGitHubURL
+			s.def = strings.TrimSpace(string(b))
+			return l.url(s, true)
+		}
+	}
+	return l.url(setGitHubURL, true)
 }
 
 // appID is --app-id or KILROY_APP_ID, else the app-id file kilroy-bot
@@ -423,6 +457,12 @@ func decodePolicy(file string, data []byte, p *serverPolicy) error {
 		return err
 	}
 	if _, _, err := p.Retention.options(loc); err != nil {
+		return err
+	}
+	if _, err := retentionDuration(p.Retention.Images, defaultImageRetention, loc, "images"); err != nil {
+		return err
+	}
+	if err := p.Images.check(loc); err != nil {
 		return err
 	}
 	// agent.New validates the backends; the Agent itself is built per run.

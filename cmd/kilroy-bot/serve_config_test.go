@@ -246,7 +246,7 @@ func TestDecodePolicy(t *testing.T) {
 		{name: "comments only", yaml: schema.ServerPolicyModeline + "\n"},
 		{name: "slug only", yaml: "app_slug: kb\n"},
 		{name: "unknown top key", yaml: "app_slugg: kb\n",
-			wantErr: []string{`policy.yml:1:1: unknown key "app_slugg" at top level (known: app_slug, max_annotations, agents, sandbox, limits, redelivery, retention); did you mean "app_slug"?`}},
+			wantErr: []string{`policy.yml:1:1: unknown key "app_slugg" at top level (known: app_slug, max_annotations, agents, sandbox, limits, redelivery, retention, images); did you mean "app_slug"?`}},
 		{name: "unknown backend key", yaml: "agents:\n  backends:\n    x:\n      kind: cli\n      cli: claude\n      modles: [a]\n",
 			wantErr: []string{`policy.yml:6:7: unknown key "modles" in agents.backends.x (known: kind, cli, api,`, `did you mean "models"?`}},
 		{name: "bad kind", yaml: "agents:\n  backends:\n    x: {kind: telepathy}\n",
@@ -264,10 +264,19 @@ func TestDecodePolicy(t *testing.T) {
 		{name: "duplicate key", yaml: "app_slug: a\napp_slug: b\n",
 			wantErr: []string{`policy.yml:2:1: duplicate key "app_slug"`}},
 		{name: "limits", yaml: "limits: {max_run_timeout: 3h, max_node_timeout: 90m}\n"},
+		{name: "images", yaml: "images:\n  default: docker.io/library/golang:1.23\n  allow: [\"docker.io/library/golang:*\", host]\n" +
+			"  registries: {auth_file: /etc/kilroy/registries.json, insecure: [\"registry.internal:5000\"]}\n  max_bytes: 4GiB\n" +
+			"retention: {images: 3d}\n"},
+		{name: "images short pattern", yaml: "images:\n  allow: [\"golang:*\"]\n",
+			wantErr: []string{"policy.yml:2:3: images.allow: item 1: image pattern \"golang:*\": must start with a registry host"}},
+		{name: "images default not a reference", yaml: "images:\n  default: Golang\n",
+			wantErr: []string{`policy.yml:2:3: images.default: "Golang" is not an image reference`}},
+		{name: "images retention", yaml: "retention:\n  images: soon\n",
+			wantErr: []string{`policy.yml:2:3: retention.images: "soon" is not a positive duration`}},
 		{name: "limits not a duration", yaml: "limits:\n  max_node_timeout: two hours\n",
 			wantErr: []string{"policy.yml:2:3: limits.max_node_timeout:", "write a duration such as 6h or 90m"}},
 		{name: "limits unknown key", yaml: "limits:\n  run_timeout: 3h\n",
-			wantErr: []string{`policy.yml:2:3: unknown key "run_timeout" in limits (known: max_run_timeout, max_node_timeout, max_runs_per_installation, max_runs_per_repository)`}},
+			wantErr: []string{`policy.yml:2:3: unknown key "run_timeout" in limits (known: max_run_timeout, max_node_timeout, max_runs_per_installation, max_runs_per_repository, max_graph_nodes, max_graph_edges, max_pipelines, max_checkout_files, max_checkout_bytes)`}},
 		{name: "run caps", yaml: "limits: {max_runs_per_installation: 4, max_runs_per_repository: 2}\n"},
 		{name: "run cap negative", yaml: "limits:\n  max_runs_per_repository: -1\n",
 			wantErr: []string{"policy.yml:2:3: limits.max_runs_per_repository: minimum: got -1, want 0"}},
@@ -285,7 +294,7 @@ func TestDecodePolicy(t *testing.T) {
 		{name: "retention every off", yaml: "retention:\n  every: off\n",
 			wantErr: []string{"policy.yml:2:3: retention.every: off is not a time between sweeps"}},
 		{name: "retention unknown key", yaml: "retention:\n  logs: 3d\n",
-			wantErr: []string{`unknown key "logs" in retention (known: runs, branches, remote_branches, mirrors, every)`}},
+			wantErr: []string{`unknown key "logs" in retention (known: runs, branches, remote_branches, mirrors, caches, every, images)`}},
 		{name: "two documents", yaml: "app_slug: a\n---\napp_slug: b\n", wantErr: []string{"only one YAML document"}},
 	}
 	for _, tt := range tests {
@@ -370,6 +379,10 @@ func TestSandboxPolicy(t *testing.T) {
 		{name: "bad size", yaml: "sandbox:\n  limits: {memory: 3 gigs}\n", wantErr: "sandbox.limits.memory"},
 		{name: "bad duration", yaml: "sandbox:\n  limits: {cpu_time: forever}\n", wantErr: "sandbox.limits.cpu_time"},
 		{name: "relative read_only", yaml: "sandbox:\n  read_only: [tools]\n", wantErr: "read_only"},
+		{name: "caches", yaml: "sandbox:\n  caches: {scope: installation, max_bytes: 2GiB}\n", network: sandbox.NetworkPublic},
+		{name: "caches off", yaml: "sandbox:\n  caches: {scope: repository, max_bytes: off}\n", network: sandbox.NetworkPublic},
+		{name: "caches bad scope", yaml: "sandbox:\n  caches: {scope: everyone}\n", wantErr: "caches.scope"},
+		{name: "caches bad size", yaml: "sandbox:\n  caches: {max_bytes: lots}\n", wantErr: "caches.max_bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var p serverPolicy
@@ -438,6 +451,10 @@ func TestServeConfigAppIDFromDataDir(t *testing.T) {
 		{"flag beats file", []string{"--app-id", "8", "--data-dir", good}, nil, 8, nil},
 		{"no file", nil, map[string]string{"KILROY_DATA_DIR": empty}, 0,
 			[]string{"--app-id / KILROY_APP_ID: required", appsetup.FilesIn(empty).AppID(), "does not exist"}},
+		// The container's case: the key path points into a data dir setup
+		// never wrote. The first line says what to do.
+		{"no app at all", nil, map[string]string{"KILROY_DATA_DIR": empty, "KILROY_PRIVATE_KEY_FILE": appsetup.FilesIn(empty).PrivateKey()}, 0,
+			[]string{"no GitHub App in " + empty + ": run `kilroy-bot setup --data-dir " + empty + " --public-url URL` first"}},
 		{"file not a number", nil, map[string]string{"KILROY_DATA_DIR": garbled}, 0,
 			[]string{"--app-id / KILROY_APP_ID", appsetup.FilesIn(garbled).AppID(), `"12x"`}},
 	}
@@ -464,6 +481,49 @@ func TestServeConfigAppIDFromDataDir(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not contain %q", err, w)
 				}
+			}
+			if setupHint := strings.Contains(err.Error(), "run `kilroy-bot setup"); setupHint != (tt.name == "no app at all") {
+				t.Errorf("error %q: mentions setup %v, want it only when no App setting works", err, setupHint)
+			}
+		})
+	}
+}
+
+// Without --github-url or KILROY_GITHUB_URL, serve uses the URL setup
+// stored beside the App (GitHub Enterprise); either setting beats it.
+func TestServeConfigGitHubURLFromDataDir(t *testing.T) {
+	f := writeServeFiles(t)
+	const ghe = "https://ghe.example.com/api/v3/"
+	stored := t.TempDir()
+	if err := os.MkdirAll(appsetup.FilesIn(stored).Dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(githubURLFile(stored), []byte(ghe+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{"stored", nil, map[string]string{"KILROY_DATA_DIR": stored}, ghe},
+		{"nothing stored", nil, map[string]string{"KILROY_DATA_DIR": t.TempDir()}, "https://api.github.com/"},
+		{"variable beats file", nil, map[string]string{"KILROY_DATA_DIR": stored, "KILROY_GITHUB_URL": "https://other.example.com/api/v3"}, "https://other.example.com/api/v3/"},
+		{"flag beats file", []string{"--github-url", "https://api.github.com/", "--data-dir", stored}, nil, "https://api.github.com/"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"KILROY_APP_ID": "1", "KILROY_PRIVATE_KEY_FILE": f.key, "KILROY_WEBHOOK_SECRET": "value-secret-1234"}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			cfg, err := loadServeConfig(tt.args, envOf(env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if cfg.GitHubURL != tt.want {
+				t.Errorf("GitHub URL %q, want %q", cfg.GitHubURL, tt.want)
 			}
 		})
 	}

@@ -136,6 +136,8 @@ type e2eOptions struct {
 	staleAfter time.Duration
 	// deferStart leaves serve for the test to start (e.start).
 	deferStart bool
+	// dataDir is serve's data dir; "" for one in a temporary directory.
+	dataDir string
 }
 
 // newE2E seeds the fake GitHub and starts serve on it.
@@ -154,7 +156,11 @@ func newE2E(t *testing.T, o e2eOptions) *e2e {
 	gh.SetPermission(e2eOwner, e2eName, "bob", "read")
 
 	dir := t.TempDir()
-	args := []string{"--listen", "127.0.0.1:0", "--data-dir", filepath.Join(dir, "data"),
+	dataDir := o.dataDir
+	if dataDir == "" {
+		dataDir = filepath.Join(dir, "data")
+	}
+	args := []string{"--listen", "127.0.0.1:0", "--data-dir", dataDir,
 		"--github-url", gh.APIURL(), "--public-url", publicURL, "--workers", "2"}
 	policy := o.policy
 	if !strings.Contains(policy, "\nsandbox:") && !strings.HasPrefix(policy, "sandbox:") {

@@ -194,3 +194,42 @@ func TestServeE2ERepositoryCap(t *testing.T) {
 		}
 	}
 }
+
+// TestServeE2EFairnessDefaults: with no caps in the server policy and two
+// workers, three long runs of one repository do not hold both workers:
+// another installation's one-node run, queued after them, starts and
+// completes while they still wait at their gate.
+func TestServeE2EFairnessDefaults(t *testing.T) {
+	gate := newGate(t)
+	e := newE2E(t, e2eOptions{files: map[string]string{"main.go": mainGo, ".kilroy/ci.dot": gatedDOT(gate)}})
+	long := e2eTenant{owner: e2eOwner, name: e2eName, id: e2eRepoID, repo: e.repo}
+	for n := 1; n <= 3; n++ {
+		e.openTenantPR(long, n)
+	}
+	e.waitFor("three long runs queued, one started", func() bool {
+		s := e.summaries(long)
+		return len(s) == 3 && e.started(runID(s[0]))
+	})
+
+	other := e.addTenant("acme", "gadgets", 9001, map[string]string{"main.go": mainGo, ".kilroy/ci.dot": sleepDOT(0)})
+	e.openTenantPR(other, 1)
+	e.waitFor("acme/gadgets' run to complete while "+e2eRepo+"'s runs hold their gate", func() bool {
+		s := e.summaries(other)
+		return len(s) == 1 && allCompleted(s)
+	})
+	started := 0
+	for _, c := range e.summaries(long) {
+		if e.started(runID(c)) {
+			started++
+		}
+	}
+	if started != 1 {
+		t.Errorf("%d runs of %s started on two workers, want 1 (the default cap of an installation is --workers minus one)", started, e2eRepo)
+	}
+	if c := e.summaries(other)[0]; c.Conclusion != "success" {
+		t.Errorf("acme/gadgets' run concluded %s, want success: %s", c.Conclusion, c.Title)
+	}
+	touch(t, gate)
+	e.waitFor("the runs of "+e2eRepo+" to complete", func() bool { return allCompleted(e.summaries(long)) })
+	e.waitIdle()
+}

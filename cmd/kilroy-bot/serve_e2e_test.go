@@ -104,7 +104,7 @@ func TestServeE2EPullRequestOpened(t *testing.T) {
 	}
 	// The page shows the summary check's report, rendered, and links what
 	// the run tested.
-	for _, want := range []string{"<h2>Report</h2>", "<h2>kilroy/ci: ", "<th>Node</th><th>Kind</th>", "<strong>Failed</strong>",
+	for _, want := range []string{"<summary>The check run's report", "<h2>kilroy/ci: ", "<th>Node</th><th>Kind</th>", "<strong>Failed</strong>",
 		"/octo/widgets\">octo/widgets</a>", "/octo/widgets/pull/1\">#1</a>", "/octo/widgets/commit/" + sha + "\"><code>" + sha[:7],
 		"<th>Total time</th>"} {
 		if !strings.Contains(page, want) {

@@ -73,7 +73,7 @@ func buildServer(ctx context.Context, cfg serveConfig, deps serveDeps) (*server,
 	if err != nil {
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
-	s.ln = ln
+	s.ln = limitConns(ln, deps.maxConns())
 	return s, nil
 }
 
@@ -180,11 +180,22 @@ func (e *notReadyError) Error() string { return "not ready: " + strings.Join(e.r
 // notFoundBody is what http.NotFound says, less the newline http.Error adds.
 const notFoundBody = "404 page not found"
 
+// errNoRunToken is a run page asked for without the token of its link:
+// typed in by hand, or the link cut short. It is answered the same for
+// every id, so it tells nothing about which runs exist.
+var errNoRunToken = errors.New("run page without its token")
+
+// noRunTokenBody is the 404 with a hint, for errNoRunToken.
+const noRunTokenBody = notFoundBody + ": a run page opens only from its full link, which carries a token (?t=...). " +
+	"Follow the Details link of the run's check on GitHub."
+
 func statusOf(err error) (int, string) {
 	if nr, ok := errors.AsType[*notReadyError](err); ok {
 		return http.StatusServiceUnavailable, nr.Error()
 	}
 	switch {
+	case errors.Is(err, errNoRunToken):
+		return http.StatusNotFound, noRunTokenBody
 	case errors.Is(err, runpage.ErrInvalidID):
 		return http.StatusBadRequest, "invalid run id: want a ULID such as 01J9Z8Q4M6V3N5R7T9W1X3Y5Z7"
 	case errors.Is(err, runpage.ErrNotFound), errors.Is(err, runpage.ErrNoAccess):
@@ -226,10 +237,15 @@ func (s *server) readyz(w http.ResponseWriter, r *http.Request) error {
 }
 
 // runPage renders /runs/{id}?t=TOKEN into a buffer first, so that a
-// failure still gets its status code. Without the run's token it is a
-// 404, like a page that does not exist.
+// failure still gets its status code. With a wrong token it is a 404,
+// like a page that does not exist; with none, a 404 saying where the
+// link with its token is.
 func (s *server) runPage(w http.ResponseWriter, r *http.Request) error {
-	run, err := s.deps.Pages.Open(r.PathValue("id"), r.URL.Query().Get(runpage.TokenParam))
+	token := r.URL.Query().Get(runpage.TokenParam)
+	if token == "" {
+		return errNoRunToken
+	}
+	run, err := s.deps.Pages.Open(r.PathValue("id"), token)
 	if err != nil {
 		return err
 	}

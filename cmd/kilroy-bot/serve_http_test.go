@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -301,23 +303,28 @@ func TestRunsPageToken(t *testing.T) {
 	good := ts.keys.Token(testRunID)
 	flipped := []byte(good)
 	flipped[0] ^= 1
-	tests := []struct{ name, target string }{
-		{"no token", page},
-		{"empty token", page + "?t="},
-		{"wrong token", page + "?t=AAAAAAAAAAAAAAAAAAAAAA"},
-		{"one bit off", page + "?t=" + string(flipped)},
-		{"another run's token", page + "?t=" + ts.keys.Token(otherRun)},
-		{"another server's token", testKeys(t, "someone-elses-secret").Path(testRunID)},
-		{"token in another parameter", page + "?token=" + good},
-		{"no such run", "/runs/01J9Z8Q4M6V3N5R7T9W1X3Y5Z9"},
-		{"invalid id", "/runs/..%2Fetc"},
-		{"invalid id, lower case", "/runs/" + strings.ToLower(testRunID)},
+	// Without a token, the same hint for every id, existing or not.
+	tests := []struct{ name, target, want string }{
+		{"no token", page, noRunTokenBody + "\n"},
+		{"empty token", page + "?t=", noRunTokenBody + "\n"},
+		{"token in another parameter", page + "?token=" + good, noRunTokenBody + "\n"},
+		{"no such run", "/runs/01J9Z8Q4M6V3N5R7T9W1X3Y5Z9", noRunTokenBody + "\n"},
+		{"invalid id", "/runs/..%2Fetc", noRunTokenBody + "\n"},
+		{"invalid id, lower case", "/runs/" + strings.ToLower(testRunID), noRunTokenBody + "\n"},
+		{"wrong token", page + "?t=AAAAAAAAAAAAAAAAAAAAAA", want},
+		{"one bit off", page + "?t=" + string(flipped), want},
+		{"another run's token", page + "?t=" + ts.keys.Token(otherRun), want},
+		{"another server's token", testKeys(t, "someone-elses-secret").Path(testRunID), want},
+		{"no such run, a token", "/runs/01J9Z8Q4M6V3N5R7T9W1X3Y5Z9?t=" + good, want},
 	}
 	for _, tt := range tests {
 		code, body := ts.do(t, "GET", tt.target)
-		if code != http.StatusNotFound || body != want {
-			t.Errorf("%s: GET %s = %d %q, want 404 %q", tt.name, tt.target, code, body, want)
+		if code != http.StatusNotFound || body != tt.want {
+			t.Errorf("%s: GET %s = %d %q, want 404 %q", tt.name, tt.target, code, body, tt.want)
 		}
+	}
+	if !strings.Contains(noRunTokenBody, "Details link") {
+		t.Errorf("the tokenless 404 gives no hint: %q", noRunTokenBody)
 	}
 }
 
@@ -366,5 +373,52 @@ func TestRunsPageLogsNoToken(t *testing.T) {
 	}
 	if strings.Contains(got, "?t=") {
 		t.Errorf("the log carries a query:\n%s", got)
+	}
+}
+
+// TestServeConnectionCap: with every connection slot held by a client
+// that sent half a request, one more connection is not served; it is as
+// soon as one of them closes.
+func TestServeConnectionCap(t *testing.T) {
+	ts := newTestServer(t)
+	const limit = 8
+	ts.srv.ln = limitConns(ts.srv.ln.(*limitListener).Listener, limit)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- ts.srv.run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	addr := ts.srv.Addr().String()
+	var held []net.Conn
+	for range limit {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Headers of a delivery whose body never comes.
+		fmt.Fprintf(c, "POST /webhooks/github HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{")
+		held = append(held, c)
+	}
+	t.Cleanup(func() {
+		for _, c := range held {
+			c.Close()
+		}
+	})
+	healthz := func() (string, error) {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			return "", err
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(time.Second))
+		fmt.Fprintf(c, "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+		b, err := io.ReadAll(c)
+		return string(b), err
+	}
+	if got, err := healthz(); err == nil || strings.Contains(got, "200 OK") {
+		t.Fatalf("a connection over the cap was served: %q %v", got, err)
+	}
+	held[0].Close()
+	if got, err := healthz(); err != nil || !strings.Contains(got, "200 OK") {
+		t.Fatalf("a connection after one closed: %q %v, want 200 OK", got, err)
 	}
 }

@@ -21,7 +21,9 @@ type serverRetention struct {
 	Branches       string `yaml:"branches"`        // run branches in the mirrors; default 14d
 	RemoteBranches string `yaml:"remote_branches"` // run branches on GitHub; default off
 	Mirrors        string `yaml:"mirrors"`         // unused mirrors; default 30d
+	Caches         string `yaml:"caches"`          // unused repository caches; default 30d
 	Every          string `yaml:"every"`           // time between sweeps; default 1h
+	Images         string `yaml:"images"`          // unpacked images no run used; default 7d (serve_images.go)
 }
 
 // defaultRetentionEvery is the time between sweeps.
@@ -41,6 +43,7 @@ func (r serverRetention) options(loc *policy.Located) (ret gc.Retention, every t
 		{"branches", r.Branches, def.Branches, &ret.Branches},
 		{"remote_branches", r.RemoteBranches, 0, &ret.RemoteBranches},
 		{"mirrors", r.Mirrors, def.Mirrors, &ret.Mirrors},
+		{"caches", r.Caches, def.Caches, &ret.Caches},
 		{"every", r.Every, defaultRetentionEvery, &every},
 	} {
 		if *f.dst, err = retentionDuration(f.val, f.def, loc, f.key); err != nil {
@@ -80,7 +83,7 @@ func retentionError(loc *policy.Located, key, msg, hint string) error {
 // branches are deleted through the installation that reaches their
 // repository.
 func retentionLoop(cfg serveConfig, srv *appserver.Server, app *ghapp.App) (func(context.Context), error) {
-	ret, every, err := cfg.Policy.Retention.options(nil)
+	ret, every, err := cfg.Policy.retention()
 	if err != nil {
 		return nil, err
 	}
@@ -92,4 +95,15 @@ func retentionLoop(cfg serveConfig, srv *appserver.Server, app *ghapp.App) (func
 		}
 	}
 	return func(ctx context.Context) { srv.RunRetention(ctx, o) }, nil
+}
+
+// retention is the policy's retention with the cap of one cache
+// (sandbox.caches.max_bytes), which the same sweep enforces.
+func (p serverPolicy) retention() (gc.Retention, time.Duration, error) {
+	ret, every, err := p.Retention.options(nil)
+	if err != nil {
+		return ret, every, err
+	}
+	ret.CacheBytes, err = p.Sandbox.Caches.maxBytes()
+	return ret, every, err
 }

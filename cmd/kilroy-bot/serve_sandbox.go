@@ -10,7 +10,9 @@ import (
 	"strings"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/runner/caches"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
+	appserver "github.com/kilroy-bot/kilroy-bot/server"
 )
 
 // sandboxPolicy is the `sandbox:` section of the server policy file:
@@ -24,11 +26,76 @@ import (
 //	    memory: 3GiB
 //	    file_size: 2GiB
 //	    cpu_time: 2h
+//	  caches:                # the runs' toolchain caches, never the host's
+//	    scope: repository    # default; or installation
+//	    max_bytes: 10GiB     # default; or off
 type sandboxPolicy struct {
 	Network      networkSetting `yaml:"network"`
 	NetworkAllow []string       `yaml:"network_allow"`
 	ReadOnly     []string       `yaml:"read_only"`
 	Limits       sandboxLimits  `yaml:"limits"`
+	Caches       sandboxCaches  `yaml:"caches"`
+	Disk         sandboxDisk    `yaml:"disk"`
+}
+
+// sandboxCaches is `sandbox.caches`: what shares a cache directory under
+// <data-dir>/caches and how large one may grow before the retention sweep
+// removes it.
+type sandboxCaches struct {
+	Scope    string `yaml:"scope"`
+	MaxBytes string `yaml:"max_bytes"`
+}
+
+// defaultCacheMaxBytes is sandbox.caches.max_bytes by default: room for
+// a large monorepo's Go modules and build cache.
+const defaultCacheMaxBytes = 10 << 30
+
+// scope is the cache scope the setting names.
+func (c sandboxCaches) scope() (caches.Scope, error) {
+	switch c.Scope {
+	case "", string(caches.ScopeRepository):
+		return caches.ScopeRepository, nil
+	case string(caches.ScopeInstallation):
+		return caches.ScopeInstallation, nil
+	}
+	return "", fmt.Errorf("sandbox.caches.scope: %q is neither repository nor installation", c.Scope)
+}
+
+// maxBytes is the cap of one cache; 0 for off.
+func (c sandboxCaches) maxBytes() (int64, error) {
+	switch strings.TrimSpace(c.MaxBytes) {
+	case "":
+		return defaultCacheMaxBytes, nil
+	case "off":
+		return 0, nil
+	}
+	return parseSize("sandbox.caches.max_bytes", c.MaxBytes)
+}
+
+// sandboxDisk is what runs must leave free on the data dir's filesystem
+// (server/disk.go): unset, the defaults; 0, no reserve.
+type sandboxDisk struct {
+	ReserveBytes  *int64 `yaml:"reserve_bytes"`
+	ReserveInodes *int64 `yaml:"reserve_inodes"`
+}
+
+// The defaults of sandbox.disk: room for the bot's own git work for other
+// repositories (a fetch, a checkout, a run's first files) while a run that
+// filled the disk is stopped.
+const (
+	defaultReserveBytes  = 1 << 30
+	defaultReserveInodes = 100_000
+)
+
+func (d sandboxDisk) reserve() appserver.DiskReserve {
+	r := appserver.DiskReserve{Bytes: defaultReserveBytes, Inodes: defaultReserveInodes}
+	if d.ReserveBytes != nil {
+		r.Bytes = *d.ReserveBytes
+	}
+	if d.ReserveInodes != nil {
+		r.Inodes = *d.ReserveInodes
+	}
+	return r
 }
 
 type sandboxLimits struct {
@@ -56,6 +123,12 @@ func (p sandboxPolicy) sandboxConfig(hidden []string, stateDir, pathEnv string) 
 	}
 	if len(cfg.NetworkAllow) > 0 && cfg.Network != sandbox.NetworkPublic {
 		return cfg, fmt.Errorf("sandbox.network_allow is for network public; network is %s", cfg.Network)
+	}
+	if _, err := p.Caches.scope(); err != nil {
+		return cfg, err
+	}
+	if _, err := p.Caches.maxBytes(); err != nil {
+		return cfg, err
 	}
 	l := p.Limits
 	if l.Processes < 0 {

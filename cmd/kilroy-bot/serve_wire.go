@@ -52,6 +52,14 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 	if err != nil {
 		return runSide{}, err
 	}
+	scope, err := w.Config.Policy.Sandbox.Caches.scope()
+	if err != nil {
+		return runSide{}, err
+	}
+	images, store, err := w.Config.Policy.Images.options(w.Config.DataDir)
+	if err != nil {
+		return runSide{}, err
+	}
 	srv, err := appserver.NewServer(appserver.ServerOptions{
 		DataDir: w.Config.DataDir,
 		Queue:   w.Queue,
@@ -65,11 +73,14 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 			rt := w.App.RepoTokens(id, repo, nil)
 			return gitops.TokenSource(rt.Token), rt.Revoke, nil
 		},
-		Env:      env,
-		NewAgent: newAgentFactory(w, env),
-		Caps:     caps,
-		Logger:   w.Logger,
-		Pool:     pool,
+		Env:        env,
+		NewAgent:   newAgentFactory(w, env),
+		Caps:       caps,
+		Logger:     w.Logger,
+		Pool:       pool,
+		CacheScope: scope,
+		Disk:       w.Config.Policy.Sandbox.Disk.reserve(),
+		Images:     images,
 	})
 	if err != nil {
 		return runSide{}, err
@@ -77,6 +88,15 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 	sweep, err := retentionLoop(w.Config, srv, w.App)
 	if err != nil {
 		return runSide{}, err
+	}
+	if sweepImages, err := imageSweep(w.Config, store, w.Logger); err != nil {
+		return runSide{}, err
+	} else if sweepImages != nil {
+		runs := sweep
+		sweep = func(ctx context.Context) {
+			go sweepImages(ctx)
+			runs(ctx)
+		}
 	}
 	q := w.Queue
 	return runSide{
@@ -92,7 +112,7 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 			stop := stopQueue(q, w.Config.RunDrain)
 			return func(ctx context.Context) error {
 				err := stop(ctx)
-				sb.Close() // no node runs any more: end the spare jails
+				sb.Close() // no node runs any more: end the prewarmed jails
 				return err
 			}, nil
 		},
@@ -181,10 +201,10 @@ func secretValues(cfg serveConfig) []string {
 // newAgentFactory builds each run's coding agent from the server policy's
 // backends, with the run's artifact-policy environment.
 func newAgentFactory(w wired, env runner.EnvInputs) runner.AgentFactory {
-	return func(policyEnv map[string]string, managedRoots string) (attractor.Agent, error) {
+	return func(policyEnv map[string]string, managedRoots, caches string, sb *sandbox.Sandbox) (attractor.Agent, error) {
 		a, err := agent.New(w.Config.Policy.Agents, agent.Deps{
 			HostEnv: env.Host, Policy: policyEnv, SecretNames: env.SecretNames, SecretValues: env.SecretValues,
-			Logger: w.Logger, Sandbox: env.Sandbox, ManagedRoots: managedRoots,
+			Logger: w.Logger, Sandbox: sb, ManagedRoots: managedRoots, Caches: caches,
 		})
 		if err != nil {
 			return nil, err

@@ -120,8 +120,11 @@ func (f *reporterFactory) New(ctx context.Context, t appserver.ReportTarget) (ap
 		return nil, errors.New("reporter: repository " + t.Repo + " is not owner/name")
 	}
 	client, repo := f.w.App.Installation(ctx, t.InstallationID), ghapp.Repo{Owner: owner, Name: name}
-	pub := checks.NewPublisher(client, repo, t.Graph,
-		checks.RunInfo{Pipeline: t.Pipeline, RunID: t.RunID, HeadSHA: t.HeadSHA, Notes: t.Notes}, f.options(t.Repo))
+	info := checks.RunInfo{Pipeline: t.Pipeline, RunID: t.RunID, HeadSHA: t.HeadSHA, Notes: t.Notes}
+	if t.Image != nil {
+		info.Image, info.ImageDigest = t.Image.Ref, t.Image.Pinned.Digest
+	}
+	pub := checks.NewPublisher(client, repo, t.Graph, info, f.options(t.Repo))
 	if t.History != nil {
 		// Before Adopt, so that the adopted checks show the nodes the run
 		// finished before it was interrupted as they ran.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -23,7 +24,8 @@ const setupUsage = `usage: kilroy-bot setup --public-url URL [--org ORG] [--name
 Registers kilroy-bot as a GitHub App from a manifest (exactly the
 permissions and events the bot needs, webhooks to URL/webhooks/github) and
 stores the App's id, private key and webhook secret in DIR/github-app/,
-readable by their owner only. It serves one page on this machine: open it in
+readable by their owner only, with the GitHub URL, which serve then uses
+unless given another. It serves one page on this machine: open it in
 a browser signed in to GitHub, press the button, confirm on GitHub, and
 GitHub sends the browser back here. It then prints the install link and the
 serve command to run.
@@ -112,6 +114,11 @@ func serveSetup(ctx context.Context, cfg appsetup.Config, listen, dataDir string
 		fmt.Fprintf(stderr, "kilroy-bot setup: stopped before GitHub sent the browser back: %v\n", context.Cause(ctx))
 		return 1
 	}
+	// serve reads it when neither --github-url nor KILROY_GITHUB_URL is
+	// set, so a GitHub Enterprise App is not sent to github.com.
+	if err := os.WriteFile(githubURLFile(dataDir), []byte(cfg.APIURL+"\n"), 0o600); err != nil {
+		fmt.Fprintf(stderr, "kilroy-bot setup: the App is stored, but not the GitHub URL: %v; pass --github-url %s to serve\n", pathErr(err), cfg.APIURL)
+	}
 	printSetupDone(stdout, cfg, res, dataDir)
 	return 0
 }
@@ -128,7 +135,7 @@ func printSetupDone(w io.Writer, cfg appsetup.Config, res appsetup.Result, dataD
 	}
 	fmt.Fprintf(w, `
 Registered the GitHub App %s (id %d).
-Stored its id, private key and webhook secret in %s (mode 0600).
+Stored its id, private key, webhook secret and GitHub URL in %s (mode 0600).
 
 Install it on your repositories:
   %s

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kilroy-bot/kilroy-bot/appsetup"
 	"github.com/kilroy-bot/kilroy-bot/ghapp/ghapptest"
 )
 
@@ -69,6 +70,17 @@ func TestSetupE2E(t *testing.T) {
 	install := gh.URL() + "/github-apps/" + gh.AppSlug() + "/installations/new"
 	if !strings.Contains(out.String(), "\n  "+install+"\n") {
 		t.Errorf("setup did not print the install link %s:\n%s", install, out)
+	}
+
+	// Given only the data dir and the secret (as the compose file does),
+	// serve uses the GitHub setup registered the App on.
+	cfg, err := loadServeConfig([]string{"--data-dir", data}, envOf(map[string]string{
+		"KILROY_PRIVATE_KEY_FILE": appsetup.FilesIn(data).PrivateKey(), "KILROY_WEBHOOK_SECRET_FILE": appsetup.FilesIn(data).WebhookSecret()}))
+	if err != nil {
+		t.Fatalf("serve with the data dir only: %v", err)
+	}
+	if cfg.GitHubURL != gh.APIURL() || cfg.AppID == 0 {
+		t.Errorf("serve with the data dir only: GitHub URL %q, app id %d; want %q and the stored id", cfg.GitHubURL, cfg.AppID, gh.APIURL())
 	}
 
 	serveLine := setupServeRE.FindStringSubmatch(out.String())

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -155,9 +154,15 @@ func writeJSON(w io.Writer, ds attractor.Diagnostics) error {
 // caret under the column, then the fix, all indented so that problem
 // matchers only see the first line.
 func writeText(w io.Writer, ds attractor.Diagnostics, sources map[string][]byte) {
+	texts := map[string]*sourceText{}
 	for _, d := range ds {
 		fmt.Fprintln(w, d.String())
-		if line, ok := sourceLine(sources[d.File], d.Line); ok {
+		st := texts[d.File]
+		if st == nil {
+			st = newSourceText(sources[d.File])
+			texts[d.File] = st
+		}
+		if line, ok := st.line(d.Line); ok {
 			shown, pad := clipLine(line, d.Col)
 			fmt.Fprintf(w, "  %5d | %s\n", d.Line, shown)
 			fmt.Fprintf(w, "        | %s^\n", pad)
@@ -168,21 +173,35 @@ func writeText(w io.Writer, ds attractor.Diagnostics, sources map[string][]byte)
 	}
 }
 
-func sourceLine(src []byte, n int) (string, bool) {
-	if n < 1 {
+// sourceText finds the lines of one file: the text is converted once and
+// the line starts indexed once, so printing thousands of diagnostics on
+// one long line, or on the last lines of a long file, costs each only its
+// own line.
+type sourceText struct {
+	text   string
+	starts []int // byte offset of each line
+}
+
+func newSourceText(src []byte) *sourceText {
+	st := &sourceText{text: string(src), starts: []int{0}}
+	for i, c := range src {
+		if c == '\n' {
+			st.starts = append(st.starts, i+1)
+		}
+	}
+	return st
+}
+
+// line returns line n (from 1) without its line ending.
+func (st *sourceText) line(n int) (string, bool) {
+	if n < 1 || n > len(st.starts) {
 		return "", false
 	}
-	for i := 1; i < n; i++ {
-		j := bytes.IndexByte(src, '\n')
-		if j < 0 {
-			return "", false
-		}
-		src = src[j+1:]
+	end := len(st.text)
+	if n < len(st.starts) {
+		end = st.starts[n] - 1
 	}
-	if j := bytes.IndexByte(src, '\n'); j >= 0 {
-		src = src[:j]
-	}
-	return strings.TrimRight(string(src), "\r"), true
+	return strings.TrimRight(st.text[st.starts[n-1]:end], "\r"), true
 }
 
 // maxShownLine is how many bytes of a source line a diagnostic shows:

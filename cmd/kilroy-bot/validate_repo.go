@@ -38,8 +38,24 @@ func (tg validateTarget) check(src []byte) attractor.Diagnostics {
 		}
 		return checkConfig(tg.display, src, root)
 	}
-	_, ds, _ := attractor.Load(tg.display, src) // the diagnostics say everything the error does
+	// The diagnostics say everything the error does. A house node's child
+	// pipeline is read from the repository the file is in.
+	_, ds, _ := attractor.Load(tg.display, src, attractor.WithRepoDir(tg.pipelineRoot()))
 	return ds
+}
+
+// pipelineRoot is the repository a pipeline's paths (stack.child_dotfile)
+// are relative to: the one given, else the parent of the .kilroy
+// directory the file is in, else the git repository around it.
+func (tg validateTarget) pipelineRoot() string {
+	dir := filepath.Dir(tg.path)
+	switch {
+	case tg.root != "":
+		return tg.root
+	case filepath.Base(dir) == ".kilroy":
+		return filepath.Dir(dir)
+	}
+	return repoRoot(dir)
 }
 
 // repoTargets lists what `validate` checks without files: the .kilroy/

@@ -28,9 +28,19 @@ func TestValidateRepository(t *testing.T) {
 				".kilroy/config.yml": "version: 1\npipelines:\n  ci:\n    grpah: .kilroy/ci.dot\n"},
 			wantCode: 1,
 			wantOut: []string{
-				`FILE:4:5: error: unknown key "grpah" in pipelines.ci (known: graph, on, command); did you mean "graph"? [config]`,
+				`FILE:4:5: error: unknown key "grpah" in pipelines.ci (known: graph, on, command, image); did you mean "graph"? [config]`,
 				"      4 |     grpah: .kilroy/ci.dot",
 				"        |     ^",
+				"1 error, 0 warnings in 2 files",
+			},
+		},
+		{
+			name: "config with an image that is no reference",
+			files: map[string]string{".kilroy/ci.dot": cleanDOT,
+				".kilroy/config.yml": "version: 1\nimage: golang:1.23\npipelines:\n  ci:\n    image: Golang:1.23\n"},
+			wantCode: 1,
+			wantOut: []string{
+				`FILE:5:5: error: pipelines.ci.image: "Golang:1.23" is not an image reference; write one like golang:1.23-bookworm, ghcr.io/acme/ci-tools:3 or NAME@sha256:DIGEST, or host for the bot's own toolchain [config]`,
 				"1 error, 0 warnings in 2 files",
 			},
 		},
@@ -42,6 +52,16 @@ func TestValidateRepository(t *testing.T) {
 			wantOut: []string{
 				`FILE:5:12: error: pipeline "fix": its graph .kilroy/fix.dot does not exist [config_graph_exists]`,
 				"  fix: kilroy-bot init --template agent-fix writes .kilroy/fix.dot; or add .kilroy/fix.dot, fix `graph:`, or remove pipeline fix",
+			},
+		},
+		{
+			name: "config pointing a toolchain variable at a host directory",
+			files: map[string]string{".kilroy/ci.dot": cleanDOT,
+				".kilroy/config.yml": "version: 1\nartifact_policy:\n  env:\n    overrides:\n      python:\n        VIRTUAL_ENV: /proc\n"},
+			wantCode: 1,
+			wantOut: []string{
+				`FILE:6:9: error: artifact_policy.env.overrides.python.VIRTUAL_ENV: "/proc" is a host path: a repository's variables are never mounts, so a node sees nothing of the host there (only the worktree, the run's directories, its own /tmp and HOME, and the repository's caches); remove the key, or give a path relative to the worktree [config]`,
+				"1 error, 0 warnings in 2 files",
 			},
 		},
 		{

@@ -136,7 +136,7 @@ func absoluteURL(s string) bool {
 // knownPermissions are the repository permissions a manifest may ask for
 // (the ones kilroy-bot could plausibly want, and their neighbours).
 var knownPermissions = []string{"actions", "administration", "checks", "contents", "deployments",
-	"issues", "metadata", "pages", "pull_requests", "statuses", "workflows"}
+	"issues", "merge_queues", "metadata", "pages", "pull_requests", "statuses", "workflows"}
 
 func permissionProblems(perms map[string]string) []string {
 	var out []string
@@ -157,6 +157,7 @@ var eventNeeds = map[string][]string{
 	"check_suite":   {"checks"},
 	"issue_comment": {"issues", "pull_requests"},
 	"issues":        {"issues"},
+	"merge_group":   {"merge_queues"}, // GitHub: "Merge queues" repository permission, read
 	"pull_request":  {"pull_requests"},
 	"push":          {"contents"},
 }

@@ -21,6 +21,7 @@ func TestManifestRefusals(t *testing.T) {
 		{`{` + ok + `,"default_permissions":{"checks":"admin"}}`, `default_permissions.checks: "admin"`},
 		{`{` + ok + `,"default_permissions":{"chekcs":"write"}}`, `unknown permission "chekcs"`},
 		{`{` + ok + `,"default_events":["check_run"]}`, "check_run needs the checks permission"},
+		{`{` + ok + `,"default_permissions":{"checks":"write"},"default_events":["merge_group"]}`, "merge_group needs the merge_queues permission"},
 		{`{` + ok + `,"default_events":["pull_requests"]}`, `unknown event "pull_requests"`},
 	} {
 		resp, err := http.PostForm(gh.URL()+"/settings/apps/new", url.Values{"manifest": {tc.manifest}})

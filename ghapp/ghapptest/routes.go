@@ -15,6 +15,7 @@ func (s *Server) routes() http.Handler {
 	for pattern, h := range map[string]apiHandler{
 		"POST /app/installations/{id}/access_tokens":                s.createToken,
 		"GET /app/installations/{id}":                               s.getInstallation,
+		"GET /app/installations":                                    s.listInstallations,
 		"GET /app/hook/deliveries":                                  s.listHookDeliveries,
 		"POST /app/hook/deliveries/{id}/attempts":                   s.redeliver,
 		"POST /app-manifests/{code}/conversions":                    s.convertManifest,

@@ -69,7 +69,7 @@ func WithAppSlug(slug string) Option { return func(c *config) { c.appSlug = slug
 // WithInstallationPermissions sets what every installation grants, as GitHub
 // permission names to "read" or "write". The default grants what
 // kilroy-bot asks for: checks, contents, issues and pull_requests write,
-// metadata read.
+// merge_queues and metadata read.
 func WithInstallationPermissions(p map[string]string) Option {
 	return func(c *config) { c.perms = maps.Clone(p) }
 }
@@ -83,7 +83,7 @@ func New(t testing.TB, opts ...Option) *Server {
 		appSlug: "kilroy-bot",
 		perms: map[string]string{
 			"checks": "write", "contents": "write", "issues": "write",
-			"pull_requests": "write", "metadata": "read",
+			"pull_requests": "write", "merge_queues": "read", "metadata": "read",
 		},
 	}
 	for _, o := range opts {

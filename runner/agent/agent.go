@@ -31,9 +31,11 @@ type Deps struct {
 	HTTP *http.Client
 	// Sandbox jails the CLI agents and the API loop's shell tool; nil runs
 	// them unjailed. ManagedRoots is the run's policy-managed-roots
-	// directory, writable inside the jail.
+	// directory and Caches its cache directory (sandbox.EnvSpec.Caches),
+	// both writable inside the jail.
 	Sandbox      *sandbox.Sandbox
 	ManagedRoots string
+	Caches       string
 }
 
 // Agent implements attractor.Agent over the configured backends.

@@ -63,11 +63,16 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 	}
 	jail := a.jail(req)
 	run.stdoutPath, run.stderrPath = cliLogPaths(req.StageDir, sel.b.CLI)
-	if err := a.execCLI(sctx, &run, promptPath, req.Workspace, a.cliEnv(req, sel, key, home, jail), jail); err != nil {
+	env := a.cliEnv(req, sel, key, home, jail)
+	run.argv[0] = jail.HostFallback(env, req.Workspace, run.argv[0], a.deps.HostEnv["PATH"])
+	if err := a.execCLI(sctx, &run, promptPath, req.Workspace, env, jail); err != nil {
 		return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: %v", sel.name, err)), nil
 	}
 	var nf *sandbox.NotFoundError
 	switch {
+	case errors.As(run.err, &nf) && nf.Image != "":
+		return *structural(fmt.Sprintf("agent backend %s: %v; or set agents.backends.%s.command to a program the image has",
+			sel.name, nf, sel.name)), nil
 	case errors.As(run.err, &nf):
 		return *structural(fmt.Sprintf("agent backend %s: %v: install it on the kilroy-bot host or set agents.backends.%s.command "+
 			"to the program and its arguments", sel.name, nf, sel.name)), nil

@@ -32,14 +32,16 @@ func (a *Agent) cliEnv(req attractor.AgentRequest, sel selection, key, home stri
 
 // jail is the sandbox of an agent process of req's node.
 func (a *Agent) jail(req attractor.AgentRequest) *sandbox.Jail {
-	return sandbox.NodeJail(a.deps.Sandbox, a.deps.HostEnv, req.Workspace, req.StageDir, a.deps.ManagedRoots)
+	return sandbox.NodeJail(a.deps.Sandbox, a.deps.HostEnv, req.Workspace, req.StageDir, a.deps.ManagedRoots, a.deps.Caches)
 }
 
 func (a *Agent) envSpec(req attractor.AgentRequest) sandbox.EnvSpec {
 	return sandbox.EnvSpec{
 		Host:         a.deps.HostEnv,
 		Policy:       a.deps.Policy,
+		Image:        a.deps.Sandbox.ImageEnv(),
 		Stage:        req.StageEnv,
+		Caches:       a.deps.Caches,
 		SecretNames:  a.secretNames(),
 		SecretValues: a.secret,
 	}

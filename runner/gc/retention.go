@@ -23,6 +23,12 @@ type Retention struct {
 	// Mirrors: a mirror no run or event fetched into for this long, with
 	// no active run and no worktree, is deleted.
 	Mirrors time.Duration
+	// Caches: a repository's caches (runner/caches) no run used for this
+	// long are deleted.
+	Caches time.Duration
+	// CacheBytes: caches larger than this are deleted (the next run starts
+	// them afresh); zero is no cap.
+	CacheBytes int64
 }
 
 // The documented defaults of Retention.
@@ -30,11 +36,12 @@ const (
 	DefaultRuns     = DefaultOlderThan
 	DefaultBranches = DefaultOlderThan
 	DefaultMirrors  = 30 * 24 * time.Hour
+	DefaultCaches   = 30 * 24 * time.Hour
 )
 
 // DefaultRetention is what a server keeps without a `retention:` policy.
 func DefaultRetention() Retention {
-	return Retention{Runs: DefaultRuns, Branches: DefaultBranches, Mirrors: DefaultMirrors}
+	return Retention{Runs: DefaultRuns, Branches: DefaultBranches, Mirrors: DefaultMirrors, Caches: DefaultCaches}
 }
 
 // expired is the one rule of every window: something no active run uses,

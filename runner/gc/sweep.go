@@ -66,6 +66,7 @@ type Swept struct {
 	RemoteBranches []string // run branches deleted on remotes
 	Mirrors        []string // owner/name of mirrors deleted
 	Collected      []string // owner/name of mirrors collected after deletions
+	Caches         []string // cache directories removed, relative to caches/
 	Failed         []error  // what could not be removed; the next sweep tries again
 	// Skipped says another process sharing the queue was sweeping: this
 	// pass did nothing.
@@ -128,7 +129,7 @@ func Sweep(ctx context.Context, o SweepOptions) (Swept, error) {
 			return res, err
 		}
 	}
-	return res, nil
+	return res, sweepCaches(o, &res)
 }
 
 // sweepRuns removes the expired directories of finished runs.

@@ -20,12 +20,16 @@ type Tenant struct {
 	// RunIDs are the runs the queue knows of them. Run directories whose
 	// checkpoint names one of the tenant's mirrors go too.
 	RunIDs []string
+	// Caches are the tenant's cache directories under caches/ (an
+	// installation's, or its removed repositories'; runner/caches).
+	Caches []string
 }
 
 // TenantRemoved is what RemoveTenant deleted.
 type TenantRemoved struct {
 	Runs    []string // run ids
 	Mirrors []string // owner/name
+	Caches  []string // cache directories, relative to caches/
 }
 
 // RemoveTenant deletes the tenant's run directories and mirrors from
@@ -67,6 +71,19 @@ func RemoveTenant(dataDir string, t Tenant, lock func(dir string) func()) (Tenan
 		}
 		_ = os.Remove(filepath.Dir(m.dir)) // the owner's directory, when it was the last
 		res.Mirrors = append(res.Mirrors, m.repo)
+	}
+	cacheRoot := filepath.Join(dataDir, "caches")
+	for _, c := range t.Caches {
+		rel, err := filepath.Rel(cacheRoot, c)
+		if err != nil || !filepath.IsLocal(rel) {
+			errs = append(errs, fmt.Errorf("caches %s: not under %s", c, cacheRoot))
+			continue
+		}
+		if err := os.RemoveAll(c); err != nil {
+			errs = append(errs, fmt.Errorf("remove caches %s: %w", rel, err))
+			continue
+		}
+		res.Caches = append(res.Caches, rel)
 	}
 	return res, errors.Join(errs...)
 }

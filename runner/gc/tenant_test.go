@@ -69,3 +69,22 @@ func TestRemoveTenant(t *testing.T) {
 		})
 	}
 }
+
+// An uninstall deletes the caches the server names for the tenant, and
+// nothing outside the data dir's caches/ whatever it is handed.
+func TestRemoveTenantCaches(t *testing.T) {
+	data := t.TempDir()
+	now := time.Now()
+	gone := cacheAt(t, data, 1, "octo/widgets", now, 1)
+	kept := cacheAt(t, data, 2, "acme/gadgets", now, 1)
+	outside := t.TempDir()
+	res, err := gc.RemoveTenant(data, gc.Tenant{Caches: []string{filepath.Join(data, "caches", "1"), outside,
+		filepath.Join(data, "caches", "..", "runs")}}, nil)
+	if err == nil {
+		t.Errorf("RemoveTenant took caches outside caches/ without an error")
+	}
+	if !slices.Equal(res.Caches, []string{"1"}) || isDir(gone) || !isDir(kept) || !isDir(outside) {
+		t.Errorf("removed %v; widgets' caches there %v, gadgets' %v, the outside directory %v; want [1], false, true, true",
+			res.Caches, isDir(gone), isDir(kept), isDir(outside))
+	}
+}

@@ -63,31 +63,50 @@ const settleRacy = 64
 // (racily clean), every time it writes that index; a first run parked
 // right after its checkout has thousands such. So when more than
 // settleRacy are, settle waits for the second after the newest and has
-// git refresh the index and write it anew: then none is.
+// git refresh the index and write it anew: then none is. The kernel stamps
+// files from a clock that may lag the wall clock by a tick, so an index
+// written just after the second turned can still carry the old second:
+// settle waits a little past it and looks again, a few times at most.
 func (g *Git) settle(ctx context.Context, admin, dir string) error {
+	for try := 0; ; try++ {
+		racy, newest, err := racyEntries(admin)
+		if err != nil || racy <= settleRacy || try == settleTries {
+			return err
+		}
+		// Not synchronisation: git's clock is the second.
+		select {
+		case <-time.After(time.Until(time.Unix(newest+1, 0).Add(settleMargin))):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		if _, err := g.run(ctx, call{dir: dir, pinned: true, config: []string{"core.untrackedCache=false"},
+			args: []string{"update-index", "-q", "--refresh", "--force-write-index"}}); err != nil {
+			return err
+		}
+	}
+}
+
+// settleTries bounds settle's rewrites of the index; settleMargin is how
+// far past the second it waits (several kernel ticks).
+const (
+	settleTries  = 3
+	settleMargin = 30 * time.Millisecond
+)
+
+// racyEntries counts the entries of the index at admin that git would call
+// racily clean, and returns the newest such entry's second.
+func racyEntries(admin string) (racy int, newest int64, err error) {
 	idx, err := readIndex(filepath.Join(admin, "index"))
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	idx.file.Close()
-	racy, newest := 0, int64(0)
 	for _, e := range idx.entries {
 		if sec := int64(e.mtimeSec); sec >= idx.mtime.Unix() {
 			racy, newest = racy+1, max(newest, sec)
 		}
 	}
-	if racy <= settleRacy {
-		return nil
-	}
-	// Not synchronisation: git's clock is the second.
-	select {
-	case <-time.After(time.Until(time.Unix(newest+1, 0))):
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	_, err = g.run(ctx, call{dir: dir, pinned: true, config: []string{"core.untrackedCache=false"},
-		args: []string{"update-index", "-q", "--refresh", "--force-write-index"}})
-	return err
+	return racy, newest, nil
 }
 
 // ReuseWorktree moves the worktree ParkWorktree left at parkedDir to

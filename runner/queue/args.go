@@ -18,6 +18,9 @@ const (
 	TriggerPullRequest Trigger = "pull_request"
 	TriggerComment     Trigger = "comment"
 	TriggerRerun       Trigger = "rerun"
+	// TriggerMergeGroup: the merge queue asked for checks on a merge
+	// group; PR is the pull request the group was made for.
+	TriggerMergeGroup Trigger = "merge_group"
 )
 
 // RunArgs are the arguments of one pipeline run job. The fields tagged
@@ -85,7 +88,7 @@ func (a RunArgs) validate() error {
 		errs = append(errs, errors.New("empty pipeline"))
 	}
 	switch a.Trigger {
-	case TriggerPullRequest, TriggerComment, TriggerRerun:
+	case TriggerPullRequest, TriggerComment, TriggerRerun, TriggerMergeGroup:
 	default:
 		errs = append(errs, fmt.Errorf("unknown trigger %q", a.Trigger))
 	}

@@ -61,17 +61,23 @@ func (q *Queue) stopRuns(ctx context.Context, tx txOps, spec stopSpec, now int64
 	if err != nil {
 		return nil, fmt.Errorf("unfinished runs of %s#%d %s: %w", repo, pr, pipeline, err)
 	}
+	return q.stopListed(ctx, tx, runs, spec.state, spec.by, now)
+}
+
+// stopListed moves runs to state (superseded or cancelled) with by
+// recorded and cancels their jobs, all in tx.
+func (q *Queue) stopListed(ctx context.Context, tx txOps, runs []Run, state, by string, now int64) ([]Superseded, error) {
 	out := make([]Superseded, 0, len(runs))
 	for _, r := range runs {
 		// Our row first, so the worker that may be starting this job right
 		// now finds it stopped and never calls the handler.
-		if _, err := tx.exec(ctx, q.q.stopRun, spec.state, spec.by, now, r.ID); err != nil {
+		if _, err := tx.exec(ctx, q.q.stopRun, state, by, now, r.ID); err != nil {
 			return nil, fmt.Errorf("stop run %s: %w", r.ID, err)
 		}
 		if err := tx.cancelJob(ctx, r.JobID); err != nil {
 			return nil, fmt.Errorf("cancel job %d of run %s: %w", r.JobID, r.ID, err)
 		}
-		out = append(out, Superseded{Run: r, By: spec.by})
+		out = append(out, Superseded{Run: r, By: by})
 	}
 	return out, nil
 }

@@ -15,7 +15,8 @@ type Delivery struct {
 	Event string // X-GitHub-Event
 	// Heads are SHA→PR mappings to remember even when nothing runs, such as
 	// a gated fork PR whose re-run button arrives without pull_requests.
-	// Every enqueued job's head is remembered as well.
+	// Every enqueued job's head is remembered as well, but a merge
+	// group's.
 	Heads []PRHead
 }
 
@@ -155,8 +156,12 @@ func (q *Queue) enqueueJob(ctx context.Context, tx txOps, args RunArgs, now int6
 	if args.RunID == "" {
 		args.RunID = NewRunID()
 	}
-	if err := q.recordHead(ctx, tx, args.Repo, args.HeadSHA, args.PR, now); err != nil {
-		return Enqueued{}, nil, err
+	// A merge group's commit is not a head of its pull request: recorded,
+	// it would pass for the head a `/kilroy run` comment approves.
+	if args.Trigger != TriggerMergeGroup {
+		if err := q.recordHead(ctx, tx, args.Repo, args.HeadSHA, args.PR, now); err != nil {
+			return Enqueued{}, nil, err
+		}
 	}
 	ins, err := tx.insertJob(ctx, args)
 	if err != nil {
@@ -167,10 +172,15 @@ func (q *Queue) enqueueJob(ctx context.Context, tx txOps, args RunArgs, now int6
 		return Enqueued{RunID: runID, JobID: ins.Job.ID, Duplicate: true}, nil, err
 	}
 	// Supersede before recording the new run so it cannot match itself.
-	sup, err := q.stopRuns(ctx, tx, stopSpec{repo: args.Repo, pr: args.PR, pipeline: args.Pipeline,
-		keepSHA: args.HeadSHA, state: stateSuperseded, by: args.HeadSHA}, now)
-	if err != nil {
-		return Enqueued{}, nil, err
+	// A merge group's run supersedes nothing: it tests another commit than
+	// the pull request's head, beside the runs of that head and of other
+	// groups; GitHub destroys a group it no longer needs (CancelHead).
+	var sup []Superseded
+	if args.Trigger != TriggerMergeGroup {
+		if sup, err = q.stopRuns(ctx, tx, stopSpec{repo: args.Repo, pr: args.PR, pipeline: args.Pipeline,
+			keepSHA: args.HeadSHA, state: stateSuperseded, by: args.HeadSHA}, now); err != nil {
+			return Enqueued{}, nil, err
+		}
 	}
 	if _, err := tx.exec(ctx, q.q.insertRun, args.RunID, args.Repo, args.PR, args.HeadSHA, args.Pipeline,
 		ins.Job.ID, now, now); err != nil {

@@ -15,6 +15,18 @@ type Caps struct {
 	PerRepository int
 }
 
+// DefaultCaps are the caps of a process with the given number of workers
+// when the operator sets none: an installation may hold all workers but
+// one, and a repository half of them (rounded up), each at least one.
+// Runs are not preempted, so the fair pick alone cannot help a tenant who
+// arrives after another's long runs took every worker (three pull
+// requests of one repository kept another organisation's one-node run
+// waiting a minute on two workers). The price is a worker left idle while
+// one installation alone has work queued.
+func DefaultCaps(workers int) Caps {
+	return Caps{PerInstallation: max(1, workers-1), PerRepository: max(1, (workers+1)/2)}
+}
+
 // schedGroup is the queued, not yet dispatched runs of one repository:
 // the scheduler takes runs of a repository oldest first, so only the
 // oldest one's time matters.

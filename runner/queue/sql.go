@@ -100,6 +100,7 @@ type queries struct {
 	insertRun          string
 	unfinishedRuns     string
 	unfinishedRunsOfPR string
+	unfinishedOfHead   string
 	stopRun            string
 	claimRun           string
 	getRun             string
@@ -145,6 +146,9 @@ func newQueries(d dialect) queries {
 			ORDER BY created_at`),
 		unfinishedRunsOfPR: d.rebind(`SELECT ` + runColumns + ` FROM runs
 			WHERE repo = ? AND pr = ? AND head_sha <> ? AND state IN ('queued', 'running')
+			ORDER BY created_at`),
+		unfinishedOfHead: d.rebind(`SELECT ` + runColumns + ` FROM runs
+			WHERE repo = ? AND head_sha = ? AND state IN ('queued', 'running')
 			ORDER BY created_at`),
 		stopRun: d.rebind(`UPDATE runs SET state = ?, superseded_by = ?, updated_at = ?
 			WHERE run_id = ? AND state IN ('queued', 'running')`),

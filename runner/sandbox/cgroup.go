@@ -81,7 +81,7 @@ type cgroupEvents struct {
 
 // create makes the cgroup pair of one node. Its pids.max is the process
 // limit plus headroom: the processes of the node's tree that are not the
-// node's (a spare's bwrap monitor, which is in the cgroup from the start).
+// node's (none today: bwrap joins no cgroup itself).
 func (r *cgroupRoot) create(headroom int) (*nodeCgroup, error) {
 	if r == nil {
 		return nil, nil

@@ -10,8 +10,8 @@ import (
 )
 
 // removeStale removes, in the background, the cgroups that bot processes
-// which are gone left behind: the spares of a bot that exited, whatever a
-// crash left.
+// which are gone left behind: the prewarmed jails of a bot that exited,
+// whatever a crash left.
 func (r *cgroupRoot) removeStale() {
 	var stale nodeCgroup
 	for _, root := range []string{r.pids, r.memory} {

@@ -12,7 +12,7 @@ import (
 
 // The cgroups of bot processes that are gone are removed when a Sandbox
 // starts; a node's pids.max is its process limit plus the headroom asked
-// for (a spare's bwrap monitor).
+// for.
 func TestCgroupStaleAndHeadroom(t *testing.T) {
 	probe := findCgroupRoot(Limits{Processes: 77})
 	if probe == nil {

@@ -15,12 +15,13 @@
 //
 // Jails. A Cmd with a Jail runs under bubblewrap with the Sandbox's
 // namespaces, mounts and limits; nothing of it runs before its limits and
-// cgroups apply. A Sandbox keeps spare jails, bwraps started ahead of need
-// in a node's fresh cgroups that wait for their options, so a start pays
-// neither bwrap's exec nor a cgroup join; requests a spare cannot carry
-// start a fresh bwrap. Prewarm sends a spare the options of a Run expected
-// next, so that bwrap makes its mounts before the Run adopts it. Close
-// ends the spares and prewarmed jails.
+// cgroups apply. Every bind is opened by the bot without following a link a
+// node could have planted and handed to bwrap as a descriptor (binder).
+// Prewarm starts the bwrap of a Run expected next, so that it makes its
+// mounts and joins its cgroups before the Run adopts it; any other Run
+// starts a fresh bwrap. Close ends the prewarmed jails. A Sandbox made
+// WithImage builds its jails on an unpacked OCI image instead of the host's
+// system directories (image_root.go).
 //
 // Output. CappedFile and Tail bound what a chatty process costs. Both keep
 // the end of the output, where failures are reported, and say how much was

@@ -19,6 +19,13 @@ type EnvSpec struct {
 	// value that extends the host's (MAVEN_OPTS with -Dmaven.repo.local
 	// appended by the resolver) replaces it.
 	Policy map[string]string
+	// Caches is the run's cache directory (the repository's caches). When
+	// set, every cache variable points into it (CacheEnv) whatever the
+	// host sets: a node never gets the host's caches. Only the policy's own
+	// value of a cache variable wins over it (the resolver puts the
+	// repository's cache there too, unless the repository chose a
+	// directory of its run).
+	Caches string
 	// HomeOverride, when set, is the HOME the node sees (agent CLIs get an
 	// isolated one). Toolchain locations are pinned from the real HOME
 	// first, so the node still finds cargo, rustup and the Go caches.
@@ -26,6 +33,11 @@ type EnvSpec struct {
 	// Stage holds the KILROY_* variables of this attempt
 	// (KILROY_STAGE_STATUS_PATH, KILROY_RUN_ID, ...).
 	Stage map[string]string
+	// Image, when not nil, is the environment of the image the node runs
+	// in (Sandbox.ImageEnv): the base instead of the host's variables,
+	// with the run's caches (Caches), the policy's variables over it
+	// (imageEnv).
+	Image []string
 	// Extra holds variables a node kind passes on purpose, such as an agent
 	// backend's own provider key. They win over every other layer and are
 	// never stripped as secrets: naming one here is the decision to pass it.
@@ -49,13 +61,18 @@ func NodeEnv(spec EnvSpec) []string {
 		host = HostEnv()
 	}
 	env := make(map[string]string)
-	for k, v := range host {
-		if allowedHostVar(k) {
-			env[k] = v
+	if spec.Image != nil {
+		imageEnv(env, spec)
+	} else {
+		for k, v := range host {
+			if allowedHostVar(k) {
+				env[k] = v
+			}
 		}
+		maps.Copy(env, CacheEnv(spec.Caches))
+		applyPolicy(env, spec.Policy, spec.Caches != "")
+		pinToolchain(env, host)
 	}
-	applyPolicy(env, spec.Policy)
-	pinToolchain(env, host)
 	if spec.HomeOverride != "" {
 		env["HOME"] = spec.HomeOverride
 	}
@@ -65,9 +82,12 @@ func NodeEnv(spec EnvSpec) []string {
 	return environ(env)
 }
 
-func applyPolicy(env, policy map[string]string) {
+// applyPolicy sets the policy's variables the host leaves empty or that
+// extend the host's value; with the run's caches, also its cache
+// variables, whose values then never came from the host.
+func applyPolicy(env, policy map[string]string, caches bool) {
 	for k, v := range policy {
-		if cur := env[k]; cur == "" || strings.HasPrefix(v, cur) {
+		if cur := env[k]; cur == "" || strings.HasPrefix(v, cur) || (caches && IsCacheVar(k)) {
 			env[k] = v
 		}
 	}

@@ -2,9 +2,11 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -83,8 +85,8 @@ func writeScript(t *testing.T, dir, name, body string) string {
 }
 
 // combined is one buffer written through two distinct writers: a Run with
-// them as Stdout and Stderr fits a spare jail, as one shared writer does
-// not.
+// them as Stdout and Stderr can take a prewarmed jail, as one shared
+// writer cannot.
 type combined struct {
 	mu sync.Mutex
 	b  bytes.Buffer
@@ -108,18 +110,30 @@ func (c *combined) String() string {
 	return c.b.String()
 }
 
-// warm has s make its spare jails and waits until one is ready, so that
-// the next jailed Run that fits one takes it. Where spares cannot work
-// (no dash at /bin/sh), or after Close, it does nothing.
-func warm(t *testing.T, s *Sandbox) {
+// runOut runs c with two writers into one buffer and returns the result
+// and the output.
+func runOut(t *testing.T, c Cmd) (Result, string) {
 	t.Helper()
-	p := s.spares
-	p.mu.Lock()
-	closed := p.closed
-	p.refillLocked()
-	p.mu.Unlock()
-	if !s.spareShell || closed {
-		return
+	var out combined
+	c.Stdout, c.Stderr = out.writers()
+	res, err := Run(context.Background(), c)
+	if err != nil {
+		t.Fatalf("Run(%q): %v", c.Argv, err)
 	}
-	waitFor(t, "a spare jail ready", func() bool { return p.ready() > 0 })
+	return res, out.String()
+}
+
+// coldSandbox returns a Sandbox whose jailed Runs all start cold: closed,
+// it prewarms nothing.
+func coldSandbox(t *testing.T, cfg Config) *Sandbox {
+	t.Helper()
+	s := newTestSandbox(t, cfg)
+	s.Close()
+	return s
+}
+
+func sortedNUL(s string) string {
+	f := strings.Split(strings.TrimSuffix(s, "\x00"), "\x00")
+	slices.Sort(f)
+	return "\x00" + strings.Join(f, "\x00") + "\x00"
 }

@@ -68,10 +68,8 @@ type Sandbox struct {
 	resolv   string   // the resolv.conf nodes see with network public (writeResolv)
 	paths    *pathCache
 	cgroups  *cgroupRoot
-	spares   *sparePool
 	prewarm  *prewarmPool
-	// spareShell: nodes see dash at spareShell, which spares need.
-	spareShell bool
+	image    *Image // the jails' root filesystem; nil: the host's (WithImage)
 }
 
 // New prepares a Sandbox; it does not check that namespaces work (see
@@ -107,27 +105,27 @@ func New(cfg Config) (*Sandbox, error) {
 	if s.etc, s.etcLock, err = etcView(cfg.StateDir, "/etc", s.hidden); err != nil {
 		return nil, err
 	}
+	// Opened without following links for every jail (plan): the state
+	// dir may lie below a link of the host's.
+	s.etc = canonical(s.etc)
 	if s.nets != nil {
 		if s.resolv, err = writeResolv(cfg.StateDir); err != nil {
 			return nil, err
 		}
+		s.resolv = canonical(s.resolv) // opened as s.etc is
 	}
 	s.cgroups = findCgroupRoot(s.limits)
-	s.spareShell = spareShellVisible(s.hidden)
-	s.spares = newSparePool(s.makeSpare)
 	s.prewarm = &prewarmPool{ttl: prewarmTTL}
 	return s, nil
 }
 
-// Close ends the Sandbox's spare and prewarmed jails: it kills and reaps
-// their bwrap processes and removes their cgroups, and none is made
-// after. The Sandbox stays usable; its jailed Runs then start cold.
-// Without Close, spares end after a minute without a jailed Run, and
-// prewarmed jails after prewarmTTL. A nil Sandbox (no sandbox) has
+// Close ends the Sandbox's prewarmed jails: it kills and reaps their
+// bwrap processes and removes their cgroups, and none is made after. The
+// Sandbox stays usable; its jailed Runs then start cold. Without Close,
+// prewarmed jails end after prewarmTTL. A nil Sandbox (no sandbox) has
 // nothing to close.
 func (s *Sandbox) Close() {
 	if s != nil {
-		s.spares.close()
 		s.prewarm.close()
 		s.nets.closeIdle()
 	}
@@ -150,10 +148,13 @@ type Jail struct {
 	// the stage directory, the policy's managed roots under the run
 	// directory. Missing ones are created.
 	Writable []string
-	// Caches are directories from the host's own environment (GOMODCACHE,
-	// GOCACHE, CARGO_HOME, ...) shared read-write by the runs of this bot.
+	// Caches are the run's cache directories (the repository's caches:
+	// GOMODCACHE, GOCACHE, CARGO_HOME, ... point into them), bound
+	// read-write and created when missing.
 	Caches []string
-	// ReadOnly are further paths bound read-only.
+	// ReadOnly are further paths bound read-only. They come from the bot's
+	// own configuration only (NodeJail): nothing in a node's environment
+	// decides a mount.
 	ReadOnly []string
 	// Run names the run the jail belongs to: with network public, the
 	// jails of one run share its network namespace. Jails of no run share
@@ -213,10 +214,12 @@ var handshakeArgs = []string{"--setenv", "TMPDIR", "/tmp", "--block-fd", "3", "-
 
 // options are bwrap's options for one process of j that runs program in
 // dir: namespaces, mounts and working directory, the same for a cold start
-// and a spare.
-func (j *Jail) options(env []string, dir, program string) ([]string, error) {
+// and a prewarmed one, and the sources of its binds, which bwrap must get
+// as descriptors firstBindFD, firstBindFD+1, ... The caller closes them
+// once bwrap has them.
+func (j *Jail) options(env []string, dir, program string) ([]string, []*os.File, error) {
 	s := j.Sandbox
-	if filepath.IsAbs(program) {
+	if filepath.IsAbs(program) && !j.inImage(program) {
 		// The program itself is visible, read-only, wherever it lives (an
 		// operator's agent script, say), with the package tree it runs from.
 		jj := *j
@@ -225,12 +228,27 @@ func (j *Jail) options(env []string, dir, program string) ([]string, error) {
 	}
 	ms, err := j.plan(env)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	out := s.namespaceArgs()
+	var out, readOnly, binds []string
+	var files []*os.File
+	if s.image != nil {
+		// The image goes first: everything else is mounted on it.
+		var im []mount
+		if im, readOnly, err = j.imageMounts(ms); err != nil {
+			closeMounts(ms)
+			return nil, nil, err
+		}
+		out, files = args(im, 0, nil)
+	}
+	out = append(out, s.namespaceArgs()...)
 	tmpSize := s.limits.MemoryBytes / 2
-	out = append(out, args(ms, tmpSize)...)
+	binds, files = args(ms, tmpSize, files)
+	out = append(out, binds...)
 	out = append(out, shmArgs(tmpSize)...)
+	for _, d := range readOnly {
+		out = append(out, "--remount-ro", d)
+	}
 	// bwrap's root is a tmpfs of the kernel's default size (half the
 	// host's memory) that the jail user may write; nothing is meant to be
 	// written there, and where no cgroup charges tmpfs pages to the node
@@ -240,7 +258,7 @@ func (j *Jail) options(env []string, dir, program string) ([]string, error) {
 	if dir != "" {
 		out = append(out, "--chdir", dir)
 	}
-	return out, nil
+	return out, files, nil
 }
 
 // namespaceArgs are bwrap's options besides the mounts: every namespace
@@ -284,37 +302,55 @@ func shmArgs(tmpSize int64) []string {
 	return []string{"--size", strconv.FormatInt(size, 10), "--tmpfs", "/dev/shm"}
 }
 
-// cacheVars name the caches a node writes through (module downloads,
-// build caches). Their host values are bound read-write; see NodeJail.
-var cacheVars = []string{"GOPATH", "GOMODCACHE", "GOCACHE", "CARGO_HOME", "npm_config_cache", "NPM_CONFIG_CACHE",
-	"PNPM_HOME", "PIP_CACHE_DIR", "UV_CACHE_DIR", "GRADLE_USER_HOME", "COREPACK_HOME", "BUN_INSTALL", "DENO_DIR"}
+// toolchainVars name directories a node reads its toolchains from. Their
+// values in the bot's own environment are shown read-only; see NodeJail.
+var toolchainVars = []string{"GOROOT", "RUSTUP_HOME", "JAVA_HOME", "MAVEN_HOME", "M2_HOME", "NVM_DIR",
+	"PYENV_ROOT", "VOLTA_HOME", "VIRTUAL_ENV"}
 
 // NodeJail is the jail of one node process: the workspace, the stage
-// directory and the run's policy-managed roots read-write, and the caches
-// of the bot's own environment read-write. Cache locations the repository's
-// artifact policy chose elsewhere are not shown: a pushed config.yml must
-// not be able to bind a host directory into a node. host is the bot's
-// environment (HostEnv); a nil s returns nil (no sandbox).
-func NodeJail(s *Sandbox, host map[string]string, workspace, stageDir, managedRoots string) *Jail {
+// directory and the run's policy-managed roots read-write, the run's cache
+// directory (caches, the repository's own: runner/caches) read-write, and
+// read-only the toolchains of the bot's own environment: its PATH
+// directories and toolchainVars, as NodeEnv gives them without a policy
+// (none in a jail on an image root: the image's are there).
+// Nothing the repository sets becomes a mount: its artifact policy's
+// variables (VIRTUAL_ENV=/proc, say) stay variables, and a path they name
+// is not in the jail unless the bot's own configuration put it there.
+// host is the bot's environment (HostEnv); a nil s returns nil (no
+// sandbox).
+func NodeJail(s *Sandbox, host map[string]string, workspace, stageDir, managedRoots, caches string) *Jail {
 	if s == nil {
 		return nil
 	}
-	trusted := NodeEnv(EnvSpec{Host: host})
-	j := &Jail{Sandbox: s, Workspace: workspace, ReadOnly: s.readOnly}
+	j := &Jail{Sandbox: s, Workspace: workspace, ReadOnly: slices.Clone(s.readOnly)}
 	j.Run = runOf(workspace, managedRoots)
+	if s.image == nil {
+		// On an image root, PATH and the toolchains are the image's:
+		// nothing of the host's is shown for them.
+		j.ReadOnly = append(j.ReadOnly, toolchainDirs(NodeEnv(EnvSpec{Host: host}))...)
+	}
 	for _, d := range []string{stageDir, managedRoots} {
 		if d != "" {
 			j.Writable = append(j.Writable, d)
 		}
 	}
-	for _, v := range cacheVars {
-		if d, ok := Lookup(trusted, v); ok && filepath.IsAbs(d) {
-			for _, p := range filepath.SplitList(d) {
-				j.Caches = append(j.Caches, p)
-			}
-		}
+	if caches != "" {
+		j.Caches = []string{caches}
 	}
 	return j
+}
+
+// toolchainDirs are the absolute directories of env's PATH and toolchain
+// variables.
+func toolchainDirs(env []string) []string {
+	path, _ := Lookup(env, "PATH")
+	dirs := filepath.SplitList(path)
+	for _, v := range toolchainVars {
+		if d, ok := Lookup(env, v); ok {
+			dirs = append(dirs, d)
+		}
+	}
+	return slices.DeleteFunc(dirs, func(d string) bool { return !filepath.IsAbs(d) })
 }
 
 // programFiles are what a program needs visible to run: its file and, for

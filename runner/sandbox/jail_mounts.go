@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
+	"golang.org/x/sys/unix"
 )
 
 type mountKind int
@@ -23,30 +25,36 @@ const (
 	mMaskDir  // an empty tmpfs over something a node must not see
 	mMaskFile // /dev/null over a file a node must not see
 	mROGit    // repository metadata: read-only even inside the workspace
+	mSplit    // a small tmpfs that holds mount points in an image (image_root.go)
 )
 
 type mount struct {
 	kind mountKind
 	src  string // bind source, or symlink target
 	dst  string
+	fd   *os.File // a bind's source, opened (binder); nil for /dev/null
 }
 
 // systemDirs are shown read-only; /etc as the Sandbox's view of it
 // (etcView). Nothing else of the host is there unless a Jail names it.
 var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/etc"}
 
-// toolchainVars name directories a node reads its toolchains from; they
-// are shown read-only. Caches are in Jail.Caches.
-var toolchainVars = []string{"GOROOT", "RUSTUP_HOME", "JAVA_HOME", "MAVEN_HOME", "M2_HOME", "NVM_DIR",
-	"PYENV_ROOT", "VOLTA_HOME", "VIRTUAL_ENV"}
-
 // plan computes the mounts of one process, ordered so that a deeper path
 // is mounted after its ancestors (the more specific mount decides) and
-// masks of hidden paths come after whatever exposed them.
-func (j *Jail) plan(env []string) ([]mount, error) {
+// masks of hidden paths come after whatever exposed them. env decides no
+// bind, only where the private HOME goes: binds are the Jail's own fields.
+// Every bind holds its source open (see binder); the caller closes them
+// (closeMounts).
+func (j *Jail) plan(env []string) (ms []mount, err error) {
 	s := j.Sandbox
-	var ms []mount
-	for _, d := range systemDirs {
+	defer func() {
+		if err != nil {
+			closeMounts(ms)
+			ms = nil
+		}
+	}()
+	ms = j.identityMounts(ms)
+	for _, d := range s.systemDirs() {
 		fi, err := os.Lstat(d)
 		switch {
 		case err != nil:
@@ -54,107 +62,102 @@ func (j *Jail) plan(env []string) ([]mount, error) {
 		case fi.Mode()&os.ModeSymlink != 0:
 			target, err := os.Readlink(d)
 			if err != nil {
-				return nil, fmt.Errorf("sandbox: %w", err)
+				return ms, fmt.Errorf("sandbox: %w", err)
 			}
 			ms = append(ms, mount{kind: mSymlink, src: target, dst: d})
 		case d == "/etc":
-			ms = append(ms, mount{kind: mROBind, src: s.etc, dst: d})
+			if f, err := openAt(unix.AT_FDCWD, s.etc, unix.RESOLVE_NO_SYMLINKS); err == nil {
+				ms = append(ms, mount{kind: mROBind, src: s.etc, dst: d, fd: f})
+			}
 		case fi.IsDir():
-			ms = append(ms, mount{kind: mROBind, src: d, dst: d})
+			if f, err := openAt(unix.AT_FDCWD, d, unix.RESOLVE_NO_SYMLINKS); err == nil {
+				ms = append(ms, mount{kind: mROBind, src: d, dst: d, fd: f})
+			}
 		}
 	}
 	if s.resolv != "" {
-		ms = append(ms, mount{kind: mROBind, src: s.resolv, dst: "/etc/resolv.conf"})
+		// Network public's name server, over the view's (or the image's)
+		// resolv.conf: by descriptor, as every bind.
+		f, err := openAt(unix.AT_FDCWD, s.resolv, unix.RESOLVE_NO_SYMLINKS)
+		if err != nil {
+			return ms, fmt.Errorf("sandbox: %s: %w", s.resolv, err)
+		}
+		ms = append(ms, mount{kind: mROBind, src: s.resolv, dst: "/etc/resolv.conf", fd: f})
+	}
+	b, err := j.makeRoots()
+	if err != nil {
+		return ms, err
 	}
 	ms = append(ms, mount{kind: mTmpfs, dst: "/tmp"}, mount{kind: mSymlink, src: "/tmp", dst: "/var/tmp"})
 	if home, ok := Lookup(env, "HOME"); ok && filepath.IsAbs(home) && home != "/" {
-		if h := s.paths.resolve(home).canon; !j.writable(h) {
+		if h := j.homePath(home); !j.writable(h) {
 			ms = append(ms, mount{kind: mTmpfs, dst: h})
 		}
 	}
-	path, _ := Lookup(env, "PATH")
-	for _, d := range filepath.SplitList(path) {
-		if !j.plantedLink(d) {
-			ms = s.bind(ms, mROBind, d)
-		}
-	}
-	for _, v := range toolchainVars {
-		if d, ok := Lookup(env, v); ok && !j.plantedLink(d) {
-			ms = s.bind(ms, mROBind, d)
-		}
-	}
 	for _, d := range j.ReadOnly {
-		if !j.plantedLink(d) {
-			ms = s.bind(ms, mROBind, d)
-		}
+		ms = b.bindHost(ms, d)
 	}
-	for _, d := range j.Caches {
-		if !j.plantedLink(d) {
-			ms = s.bindCache(ms, d)
+	for _, r := range b.roots {
+		f, err := b.openRoot(r)
+		if err != nil {
+			if r.optional {
+				continue
+			}
+			return ms, fmt.Errorf("sandbox: writable dir: %w", err)
 		}
-	}
-	for _, d := range append([]string{j.Workspace}, j.Writable...) {
-		if d == "" || j.plantedLink(d) {
-			continue
-		}
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("sandbox: writable dir: %w", err)
-		}
-		// Looked up afresh: the HOME check above may have cached it as
-		// missing a moment ago, before MkdirAll made it (a stage
-		// directory is new for every node), and a bind of it is never
-		// optional.
-		s.paths.refresh(d, time.Now())
-		ms = s.bind(ms, mRWBind, d)
+		ms = append(ms, mount{kind: mRWBind, src: r.canon, dst: r.canon, fd: f})
 	}
 	ms = append(ms, s.masks(ms)...)
-	git, err := gitMounts(j.Workspace)
-	if err != nil {
-		return nil, err
-	}
+	git, err := b.gitMounts(j.Workspace)
 	ms = append(ms, git...)
+	if err != nil {
+		return ms, err
+	}
 	return order(ms), nil
 }
 
-// plantedLink reports whether d lies below a directory nodes may write
-// (a cache, the worktree, a writable directory) through a symbolic link
-// found there now. A node may have planted it so that a later jail binds
-// what it points to, a host directory no jail may show, or so that the
-// bot makes a directory there; such a path is neither made nor bound. It
-// is looked up afresh for every jail: the path cache's view may be older
-// than the link. (A node running at the same time could still swap a link
-// in between this check and bwrap's mount: caches are shared, see the
-// threat model.)
-func (j *Jail) plantedLink(d string) bool {
-	if !filepath.IsAbs(d) {
-		return false
-	}
-	d = filepath.Clean(d)
-	for _, r := range append(append([]string{j.Workspace}, j.Writable...), j.Caches...) {
-		if r == "" || !filepath.IsAbs(r) {
+// makeRoots makes the jail's outermost writable roots where missing and
+// returns the binder that opens the jail's sources. A root within another
+// is shown through it: it is neither made nor bound, as a node may have
+// planted a link on its way. A cache that cannot be made is left out.
+func (j *Jail) makeRoots() (*binder, error) {
+	s := j.Sandbox
+	all := append(append([]string{j.Workspace}, j.Writable...), j.Caches...)
+	required := 1 + len(j.Writable)
+	for i, d := range all {
+		if d == "" || !filepath.IsAbs(d) || nestedIn(filepath.Clean(d), all) {
 			continue
 		}
-		r = filepath.Clean(r)
-		if d == r || !within(d, r) {
-			continue
-		}
-		rel, err := filepath.Rel(r, d)
-		if err != nil {
-			continue
-		}
-		p := r
-		for _, part := range strings.Split(rel, string(filepath.Separator)) {
-			p = filepath.Join(p, part)
-			fi, err := os.Lstat(p)
-			if err != nil {
-				break // missing from here on: nothing planted below
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			if i >= required {
+				continue
 			}
-			if fi.Mode()&os.ModeSymlink != 0 {
-				return true
-			}
+			return nil, fmt.Errorf("sandbox: writable dir: %w", err)
 		}
+		// Looked up afresh: a stage directory is new for every node,
+		// and an earlier look may have found it missing.
+		s.paths.refresh(d, time.Now())
 	}
-	return false
+	return newBinder(s, all, required), nil
+}
+
+// bindHost adds a read-only bind of d, a host directory or file a node
+// reads (a PATH entry, a toolchain, the operator's read-only paths), when
+// it exists. One in a writable root is shown through the root's bind.
+// Nothing is bound over /etc: the view shows all of it a node may see.
+func (b *binder) bindHost(ms []mount, d string) []mount {
+	if !filepath.IsAbs(d) || b.inRoot(filepath.Clean(d)) {
+		return ms
+	}
+	f, at, ok := b.openHost(d)
+	if !ok {
+		return ms
+	}
+	if at == "/" || within(at, "/etc") {
+		f.Close()
+		return ms
+	}
+	return append(ms, mount{kind: mROBind, src: at, dst: at, fd: f})
 }
 
 // writable reports whether p is inside one of the Writable directories: a
@@ -170,32 +173,13 @@ func (j *Jail) writable(p string) bool {
 	return false
 }
 
-// bind adds a bind of d when it is an absolute path that exists, as far
-// as the Sandbox knows (see pathCache). Nothing is bound over /etc: the
-// view shows all of it a node may see.
-func (s *Sandbox) bind(ms []mount, kind mountKind, d string) []mount {
-	if !filepath.IsAbs(d) {
-		return ms
-	}
-	if info := s.paths.resolve(d); info.exists && !within(info.canon, "/etc") {
-		ms = append(ms, mount{kind: kind, src: info.canon, dst: info.canon})
-	}
-	return ms
-}
-
-// bindCache adds a read-write bind of cache directory d, created when
-// missing.
-func (s *Sandbox) bindCache(ms []mount, d string) []mount {
-	if !filepath.IsAbs(d) {
-		return ms
-	}
-	if !s.paths.resolve(d).exists {
-		if os.MkdirAll(d, 0o755) != nil {
-			return ms
+// closeMounts closes the sources of ms's binds.
+func closeMounts(ms []mount) {
+	for _, m := range ms {
+		if m.fd != nil {
+			m.fd.Close()
 		}
-		s.paths.refresh(d, time.Now())
 	}
-	return s.bind(ms, mRWBind, d)
 }
 
 // maskOf hides dst, where the jail would show host path shown.
@@ -204,19 +188,6 @@ func maskOf(shown, dst string) mount {
 		return mount{kind: mMaskDir, dst: dst}
 	}
 	return mount{kind: mMaskFile, src: "/dev/null", dst: dst}
-}
-
-// appendExisting adds a bind of d when it is an absolute, existing path,
-// looked up now.
-func appendExisting(ms []mount, kind mountKind, d string) []mount {
-	if !filepath.IsAbs(d) {
-		return ms
-	}
-	c := canonical(d)
-	if _, err := os.Stat(c); err != nil || c == "/" {
-		return ms
-	}
-	return append(ms, mount{kind: kind, src: c, dst: c})
 }
 
 // masks hides every hidden path that some bind would expose: a bind whose
@@ -241,35 +212,67 @@ func (s *Sandbox) masks(ms []mount) []mount {
 // gitMounts makes the repository metadata of the workspace read-only: its
 // .git file and the git directory and common directory it leads to. A node
 // can then neither point the bot's git at a repository of its own nor
-// write config, attributes or hooks the bot's git would honour.
-func gitMounts(workspace string) ([]mount, error) {
+// write config, attributes or hooks the bot's git would honour. The .git
+// is opened below the workspace without following a link; the
+// directories it names are the bot's, outside every writable root.
+func (b *binder) gitMounts(workspace string) ([]mount, error) {
 	if workspace == "" {
 		return nil, nil
 	}
-	dotgit := filepath.Join(canonical(workspace), ".git")
-	fi, err := os.Lstat(dotgit)
+	r, rel, ok := b.locate(workspace)
+	if !ok {
+		return nil, fmt.Errorf("sandbox: workspace %s is no writable root", workspace)
+	}
+	rel = filepath.Join(rel, ".git")
+	dotgit := filepath.Join(r.canon, rel)
+	f, err := b.openBelow(r, rel)
 	switch {
-	case err != nil:
+	case errors.Is(err, unix.ENOENT):
 		return nil, nil // not a repository: nothing to protect
-	case fi.IsDir():
-		return []mount{{kind: mROGit, src: dotgit, dst: dotgit}}, nil
-	case !fi.Mode().IsRegular():
-		return nil, fmt.Errorf("sandbox: %s is neither a file nor a directory", dotgit)
+	case err != nil:
+		return nil, fmt.Errorf("sandbox: %s is neither a file nor a directory: %w", dotgit, err)
+	}
+	ms := []mount{{kind: mROGit, src: dotgit, dst: dotgit, fd: f}}
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return ms, fmt.Errorf("sandbox: %w", err)
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return ms, nil
+	case unix.S_IFREG:
+	default:
+		return ms, fmt.Errorf("sandbox: %s is neither a file nor a directory", dotgit)
 	}
 	gitdir, err := readGitdirFile(dotgit)
 	if err != nil {
-		return nil, err
+		return ms, err
 	}
-	ms := []mount{{kind: mROGit, src: dotgit, dst: dotgit}}
-	ms = appendExisting(ms, mROGit, gitdir)
+	ms = b.bindGit(ms, gitdir)
 	if common, err := readSmallFile(filepath.Join(gitdir, "commondir")); err == nil {
 		c := strings.TrimSpace(common)
 		if !filepath.IsAbs(c) {
 			c = filepath.Join(gitdir, c)
 		}
-		ms = appendExisting(ms, mROGit, c)
+		ms = b.bindGit(ms, c)
 	}
 	return ms, nil
+}
+
+// bindGit adds a read-only bind of git directory d, when it exists
+// outside the writable roots.
+func (b *binder) bindGit(ms []mount, d string) []mount {
+	if !filepath.IsAbs(d) || b.inRoot(filepath.Clean(d)) {
+		return ms
+	}
+	if f, at, ok := b.openHost(d); ok {
+		if at == "/" {
+			f.Close()
+			return ms
+		}
+		ms = append(ms, mount{kind: mROGit, src: at, dst: at, fd: f})
+	}
+	return ms
 }
 
 func readGitdirFile(dotgit string) (string, error) {
@@ -308,10 +311,12 @@ func order(ms []mount) []mount {
 	})
 	out := ms[:0]
 	for i, m := range ms {
-		if i+1 < len(ms) && ms[i+1].dst == m.dst {
-			continue // a stronger mount of the same path follows
-		}
-		if redundant(out, m) {
+		if i+1 < len(ms) && ms[i+1].dst == m.dst || redundant(out, m) {
+			// A stronger mount of the same path follows, or the one
+			// around shows it already.
+			if m.fd != nil {
+				m.fd.Close()
+			}
 			continue
 		}
 		out = append(out, m)
@@ -348,22 +353,31 @@ func within(p, dir string) bool {
 	return p == dir || dir == "/" || strings.HasPrefix(p, dir+"/")
 }
 
-// args renders mounts as bwrap options. A private tmpfs (/tmp, HOME) holds
-// at most tmpSize bytes (half the memory limit: tmpfs pages are memory, and
-// a full /tmp should fail a write, not get the node killed; 0 leaves the
-// kernel's default); a mask holds one page, so it cannot be filled either.
-func args(ms []mount, tmpSize int64) []string {
+// firstBindFD is the descriptor of a jail's first bind source in bwrap:
+// the handshake's are 3 and 4 (handshakeArgs).
+const firstBindFD = 5
+
+// args renders mounts as bwrap options, and returns the bind sources in
+// the order bwrap must get them, after files, from firstBindFD on. A private tmpfs
+// (/tmp, HOME) holds at most tmpSize bytes (half the memory limit: tmpfs
+// pages are memory, and a full /tmp should fail a write, not get the node
+// killed; 0 leaves the kernel's default); a mask holds one page, so it
+// cannot be filled either. /dev/null, which masks a file, is the host's
+// device, in a directory no node writes.
+func args(ms []mount, tmpSize int64, files []*os.File) ([]string, []*os.File) {
 	var a []string
+	bindFD := func(opt string, m mount) {
+		a = append(a, opt, strconv.Itoa(firstBindFD+len(files)), m.dst)
+		files = append(files, m.fd)
+	}
 	for _, m := range ms {
 		switch m.kind {
 		case mSymlink:
 			a = append(a, "--symlink", m.src, m.dst)
-		case mROBind:
-			a = append(a, "--ro-bind-try", m.src, m.dst) // see pathCache
+		case mROBind, mROGit:
+			bindFD("--ro-bind-fd", m)
 		case mRWBind:
-			a = append(a, "--bind-try", m.src, m.dst)
-		case mROGit:
-			a = append(a, "--ro-bind", m.src, m.dst)
+			bindFD("--bind-fd", m)
 		case mTmpfs:
 			if tmpSize > 0 {
 				a = append(a, "--size", strconv.FormatInt(tmpSize, 10))
@@ -373,7 +387,9 @@ func args(ms []mount, tmpSize int64) []string {
 			a = append(a, "--size", "4096", "--tmpfs", m.dst)
 		case mMaskFile:
 			a = append(a, "--ro-bind", "/dev/null", m.dst)
+		case mSplit:
+			a = append(a, "--size", strconv.Itoa(splitTmpfsSize), "--tmpfs", m.dst)
 		}
 	}
-	return a
+	return a, files
 }

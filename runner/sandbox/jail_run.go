@@ -2,50 +2,56 @@ package sandbox
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"time"
 )
 
 // start starts argv in j, released by the caller through the returned
-// proc's handshake. A request that fits a spare jail (spareOptions) takes
-// the jail prewarmed for it (Prewarm), whose mounts are made already, or
-// else a spare when the Sandbox has one ready: its bwrap is running
-// already, in the node's cgroups, and only reads its options. Anything
-// else, or no spare, starts a fresh bwrap: the cold path.
+// proc's handshake. A request that fits a prewarmed jail (prewarmKey)
+// takes the one prewarmed for it (Prewarm), whose mounts are made
+// already; anything else starts a fresh bwrap: the cold path.
+//
+// There are no jails started ahead of any request any more (spares, a
+// bwrap waiting to read its options from a pipe): a jail's binds are
+// descriptors (binder), which bwrap must inherit when it starts.
 func (j *Jail) start(c Cmd, argv []string, waitDelay time.Duration) (*proc, error) {
 	s := j.Sandbox
-	opts, err := j.options(c.Env, c.Dir, argv[0])
+	opts, files, err := j.options(c.Env, c.Dir, argv[0])
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
 	}
-	if spareOpts, ok := s.spareOptions(c, argv, opts); ok {
-		if sp := s.prewarm.take(spareOpts); sp != nil {
+	defer closeAll(files...)
+	if key, ok := prewarmKey(c, argv, opts); ok && pipedOutputs(c.Stdout, c.Stderr) {
+		if sp := s.prewarm.take(key); sp != nil {
 			p := sp.attach(c, time.Now())
 			p.prewarmed = true
 			return p, nil
 		}
-		if sp := s.takeSpare(j.Run); sp != nil {
-			if p, err := sp.launch(c, spareOpts); err == nil {
-				return p, nil
-			}
-			// The spare died while idle (killed from outside): start cold.
-		}
 	}
-	return j.startColdInNet(c, argv, opts, waitDelay)
+	return j.startColdInNet(c, argv, opts, files, waitDelay)
 }
 
-// startCold starts a fresh bwrap with opts and argv on its command line,
-// through enter if not empty (netLease.enter).
-func (j *Jail) startCold(c Cmd, argv, opts []string, waitDelay time.Duration, enter []string) (*proc, error) {
+// startCold starts a fresh bwrap that runs argv with opts (bwrapArgv),
+// and the bind sources files, through enter if not empty (netLease.enter):
+// nsenter execs bwrap with the descriptors it inherited, at the same
+// numbers.
+func (j *Jail) startCold(c Cmd, argv, opts []string, files []*os.File, waitDelay time.Duration, enter []string) (*proc, error) {
 	js, err := newJailStart(j.Sandbox, 0)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
 	}
-	full := slices.Concat(enter, coldArgv(j.Sandbox.bwrap, opts, argv))
+	full, optsFile, err := bwrapArgv(j.Sandbox.bwrap, opts, argv, firstBindFD+len(files))
+	if err != nil {
+		js.abort()
+		return nil, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
+	}
+	defer optsFile.Close()
+	full = slices.Concat(enter, full)
 	cmd := exec.Command(full[0])
 	cmd.Args = full
-	cmd.ExtraFiles = js.childFiles()
+	cmd.ExtraFiles = slices.Concat(js.childFiles(), files, []*os.File{optsFile})
 	p, err := startCmd(c, cmd, waitDelay)
 	if err != nil {
 		js.abort()
@@ -53,10 +59,4 @@ func (j *Jail) startCold(c Cmd, argv, opts []string, waitDelay time.Duration, en
 	}
 	p.js = js
 	return p, nil
-}
-
-// coldArgv is the command line of a bwrap that runs argv with options
-// opts and the handshake, all given up front.
-func coldArgv(bwrap string, opts, argv []string) []string {
-	return slices.Concat([]string{bwrap}, opts, handshakeArgs, []string{"--"}, argv)
 }

@@ -13,9 +13,6 @@ import (
 type jailStart struct {
 	limits Limits
 	cg     *nodeCgroup
-	// inCgroup: bwrap itself is in cg already (a spare), so every process
-	// of the sandbox is born inside and release joins nothing.
-	inCgroup bool
 	// prepared: prepare has run (a prewarmed jail's), release only lets
 	// the sandbox go on.
 	prepared bool
@@ -96,10 +93,8 @@ func (js *jailStart) prepare() error {
 	if err := js.limits.set(info.ChildPID); err != nil {
 		return err
 	}
-	if !js.inCgroup {
-		if err := js.cg.join(info.ChildPID); err != nil {
-			return err
-		}
+	if err := js.cg.join(info.ChildPID); err != nil {
+		return err
 	}
 	js.prepared = true
 	return nil

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -26,9 +25,8 @@ func newTestSandbox(t *testing.T, cfg Config) *Sandbox {
 		cfg.PATH = HostEnv()["PATH"]
 	}
 	if cfg.Network == "" {
-		// Spare jails, which many of these tests expect, serve only jails
-		// outside a run's network namespace (takeSpare); network_test.go
-		// asks for public.
+		// No run's network namespace (pasta) unless a test asks for one:
+		// network_test.go asks for public.
 		cfg.Network = NetworkNone
 	}
 	if cfg.StateDir == "" {
@@ -53,12 +51,11 @@ func jailEnv() []string {
 	return NodeEnv(EnvSpec{Host: map[string]string{"PATH": h["PATH"], "HOME": h["HOME"]}})
 }
 
-// jailRun runs script with sh in j's workspace, from a spare jail where
-// spares work, and returns the result and the combined output (stdout's
-// and stderr's lines interleaved in no fixed order).
+// jailRun runs script with sh in j's workspace and returns the result and
+// the combined output (stdout's and stderr's lines interleaved in no fixed
+// order).
 func jailRun(t *testing.T, ctx context.Context, j *Jail, script string) (Result, string) {
 	t.Helper()
-	warm(t, j.Sandbox)
 	var out combined
 	stdout, stderr := out.writers()
 	res, err := Run(ctx, Cmd{
@@ -67,9 +64,6 @@ func jailRun(t *testing.T, ctx context.Context, j *Jail, script string) (Result,
 	})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
-	}
-	if j.Sandbox.spareShell && !res.spare {
-		t.Errorf("the process started cold, want it from a spare jail")
 	}
 	return res, out.String()
 }
@@ -149,14 +143,10 @@ func TestJailKillsEveryProcessWithTheNode(t *testing.T) {
 				trap '' TERM HUP; bash -c 'trap "" TERM; exec -a %[1]s-stubborn sleep 1000' </dev/null >/dev/null 2>&1 &
 				while [ ! -e release ]; do sleep 0.05; done
 				%[2]s`, token, tt.end)
-			warm(t, s)
 			done := make(chan error, 1)
 			go func() {
-				res, err := Run(ctx, Cmd{Argv: []string{"bash", "-c", script}, Dir: j.Workspace, Env: jailEnv(), Jail: j,
+				_, err := Run(ctx, Cmd{Argv: []string{"bash", "-c", script}, Dir: j.Workspace, Env: jailEnv(), Jail: j,
 					Timeout: timeout, KillGrace: 200 * time.Millisecond})
-				if err == nil && s.spareShell && !res.spare {
-					err = errors.New("the node started cold, want it from a spare jail")
-				}
 				done <- err
 			}()
 			waitDaemons(t, token, 4)
@@ -299,14 +289,14 @@ func snapshot(t *testing.T, repo string) string {
 }
 
 // A fork bomb and a 4 GiB allocation fail the node, saying which limit
-// they reached, whether it started from a spare jail or cold; the bot
+// they reached, whether its jail was prewarmed or cold; the bot
 // (this test process) goes on forking.
 func TestJailLimits(t *testing.T) {
 	cfg := Config{Limits: Limits{Processes: 64}}
 	for _, path := range []struct {
 		name string
 		s    *Sandbox
-	}{{"spare", newTestSandbox(t, cfg)}, {"cold", coldSandbox(t, cfg)}} {
+	}{{"prewarmed", newTestSandbox(t, cfg)}, {"cold", coldSandbox(t, cfg)}} {
 		s := path.s
 		for _, tt := range []struct {
 			name, script, want string
@@ -322,18 +312,19 @@ func TestJailLimits(t *testing.T) {
 				j := &Jail{Sandbox: s, Workspace: t.TempDir()}
 				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 				defer cancel()
-				warm(t, s)
 				var out combined
 				stdout, stderr := out.writers()
 				// A sandbox lost to a regression must fail the test, not bomb the machine.
 				script := `[ "$(hostname)" = kilroy-sandbox ] || { echo UNJAILED; exit 99; }; ` + tt.script
-				res, err := Run(ctx, Cmd{Argv: []string{"bash", "-c", script}, Dir: j.Workspace, Env: jailEnv(),
-					Stdout: stdout, Stderr: stderr, Jail: j})
+				c := Cmd{Argv: []string{"bash", "-c", script}, Dir: j.Workspace, Env: jailEnv(),
+					Stdout: stdout, Stderr: stderr, Jail: j}
+				Prewarm(c)
+				res, err := Run(ctx, c)
 				if err != nil {
 					t.Fatalf("Run: %v", err)
 				}
-				if want := path.name == "spare" && s.spareShell; res.spare != want {
-					t.Errorf("started from a spare: %v, want %v", res.spare, want)
+				if want := path.name == "prewarmed"; res.prewarmed != want {
+					t.Errorf("prewarmed: %v, want %v", res.prewarmed, want)
 				}
 				if res.ExitCode == 0 {
 					t.Fatalf("want a failure, got exit 0:\n%s", tail(out.String()))
@@ -581,7 +572,7 @@ func TestNewStageDirIsWritableInTheJail(t *testing.T) {
 	}
 	stage := filepath.Join(run, "nodes", "unit")
 	managed := filepath.Join(run, "policy-managed-roots")
-	j := NodeJail(s, HostEnv(), ws, stage, managed)
+	j := NodeJail(s, HostEnv(), ws, stage, managed, "")
 	res, out := jailRun(t, context.Background(), j,
 		`echo '{"status":"retry"}' > `+stage+`/status.json && echo log > `+stage+`/extra.log && mkdir -p `+managed+`/cache && echo c > `+managed+`/cache/f`)
 	if res.ExitCode != 0 {

@@ -16,9 +16,17 @@ var ErrNotFound = errors.New("executable not found")
 type NotFoundError struct {
 	Name string // Argv[0] as given
 	Path string // the PATH that was searched; empty for a name with a slash
+	// Image names the image it was looked for in; empty: the host.
+	Image string
+	// Reason says why a program that is there cannot run (a host
+	// program an image jail cannot run).
+	Reason string
 }
 
 func (e *NotFoundError) Error() string {
+	if e.Image != "" {
+		return e.imageError()
+	}
 	switch {
 	case strings.Contains(e.Name, "/"):
 		return fmt.Sprintf("`%s` not found or not executable", e.Name)

@@ -55,7 +55,7 @@ func newRunNS(cfg netConfig) (*runNS, error) {
 	if os.Geteuid() != 0 {
 		return newUserRunNS(cfg)
 	}
-	ns, r, err := makeNetns()
+	ns, r, err := makeNetns(cfg.host)
 	if err != nil {
 		return nil, err
 	}
@@ -77,18 +77,28 @@ func newRunNS(cfg netConfig) (*runNS, error) {
 }
 
 // makeNetns makes a network namespace with its loopback up, on a thread
-// of its own that stays there and ends with its goroutine: the bot's
-// threads never leave its namespace but in do. It returns the namespace
-// and a netlink socket of it.
-func makeNetns() (ns *os.File, r *rtnl, err error) {
+// locked for the while, which goes back to the bot's namespace (host)
+// after, as do's does, and returns the namespace and a netlink socket of
+// it (a socket stays in the namespace it was made in). The thread must
+// not end there: Linux sends a parent-death signal when the parent
+// thread exits, not the process, and the thread may have started jails
+// (bwrap's --die-with-parent) or pasta before, which would all be killed.
+// Only should the way back fail does it end with its goroutine.
+func makeNetns(host *os.File) (ns *os.File, r *rtnl, err error) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		runtime.LockOSThread() // never unlocked: this thread ends here
+		runtime.LockOSThread()
 		if err = unix.Unshare(unix.CLONE_NEWNET); err != nil {
+			runtime.UnlockOSThread() // still in the bot's namespace
 			err = fmt.Errorf("sandbox: make a network namespace: %w", err)
 			return
 		}
+		defer func() {
+			if unix.Setns(int(host.Fd()), unix.CLONE_NEWNET) == nil {
+				runtime.UnlockOSThread()
+			}
+		}()
 		if ns, err = os.Open("/proc/thread-self/ns/net"); err != nil {
 			err = fmt.Errorf("sandbox: %w", err)
 			return

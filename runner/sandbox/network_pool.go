@@ -22,7 +22,10 @@ const netIdle = 30 * time.Second
 // new run takes it; the pool makes the next in the background. It makes
 // the first spare only once a run asked for a namespace, ends an unused
 // one after netIdle (the host's addresses it blocks may have changed),
-// and makes none after Close.
+// and makes none after Close. That spare is a namespace, never a jail:
+// no jail starts before its request is known (jail_run.go); a run's
+// first jail starts cold in the namespace, the next ones prewarmed in it
+// (startWarmInNet).
 type netPool struct {
 	cfg  netConfig
 	idle time.Duration
@@ -33,10 +36,6 @@ type netPool struct {
 	spareTimer *time.Timer
 	making     bool // a spare is being made
 	closed     bool
-
-	// spareMaker starts a spare jail inside a run's namespace
-	// (Sandbox.makeSpareIn); nil makes none.
-	spareMaker func(*runNS) (*spare, error)
 }
 
 type netEntry struct {
@@ -45,14 +44,7 @@ type netEntry struct {
 	err   error
 	refs  int         // jails holding a lease
 	timer *time.Timer // armed while refs is 0
-	// spares are spare jails started inside ns, for the run's next nodes;
-	// they hold no lease: the one that takes a spare takes a lease too.
-	spares *sparePool
 }
-
-// runSpares is how many spare jails a run's namespace keeps: a run's
-// nodes follow one another.
-const runSpares = 1
 
 func newNetPool(cfg netConfig) *netPool {
 	return &netPool{cfg: cfg, idle: netIdle, nets: map[string]*netEntry{}}
@@ -88,12 +80,6 @@ func (p *netPool) lease(run string) (*netLease, error) {
 	if !ok {
 		e.ns, e.err = p.takeSpare()
 		e.err = networkError(e.err)
-		if e.err == nil && p.spareMaker != nil {
-			ns := e.ns
-			e.spares = newSparePool(func() (*spare, error) { return p.spareMaker(ns) })
-			e.spares.size = runSpares
-			e.spares.prime() // for the run's next node
-		}
 		close(e.ready)
 	}
 	<-e.ready
@@ -126,44 +112,6 @@ func (l *netLease) enter() []string {
 		return nil
 	}
 	return l.e.ns.enter
-}
-
-// spareJail returns a spare jail made inside run's namespace, with a hold
-// on the namespace for the jail, or nil when there is none ready (it has
-// one made then). Only a run that has a namespace has spares: its first
-// jail starts without.
-func (p *netPool) spareJail(run string) *spare {
-	p.mu.Lock()
-	e := p.nets[run]
-	if e == nil || p.closed {
-		p.mu.Unlock()
-		return nil
-	}
-	select {
-	case <-e.ready:
-	default:
-		p.mu.Unlock()
-		return nil // being made: the caller's lease waits for it
-	}
-	if e.spares == nil {
-		p.mu.Unlock()
-		return nil
-	}
-	e.refs++
-	if e.timer != nil {
-		e.timer.Stop()
-		e.timer = nil
-	}
-	pool := e.spares
-	p.mu.Unlock()
-	l := &netLease{p: p, key: run, e: e}
-	sp := pool.take()
-	if sp == nil {
-		l.release()
-		return nil
-	}
-	sp.js.net = l
-	return sp
 }
 
 // release gives the hold back; the namespace ends netIdle after its last
@@ -240,9 +188,6 @@ func (p *netPool) expire(key string, e *netEntry) {
 	}
 	delete(p.nets, key)
 	p.mu.Unlock()
-	if e.spares != nil {
-		e.spares.close()
-	}
 	e.ns.close()
 }
 
@@ -253,14 +198,8 @@ func (p *netPool) closeIdle() {
 		return
 	}
 	var idle []*runNS
-	var spares []*sparePool
 	p.mu.Lock()
 	p.closed = true
-	for _, e := range p.nets {
-		if e.spares != nil {
-			spares = append(spares, e.spares)
-		}
-	}
 	if p.spare != nil {
 		p.spareTimer.Stop()
 		idle = append(idle, p.spare)
@@ -276,9 +215,6 @@ func (p *netPool) closeIdle() {
 		}
 	}
 	p.mu.Unlock()
-	for _, sp := range spares {
-		sp.close() // before the namespaces they are in
-	}
 	for _, n := range idle {
 		n.close()
 	}
@@ -314,7 +250,6 @@ func (s *Sandbox) initNetwork(cfg Config) error {
 		return err
 	}
 	s.nets = newNetPool(nc)
-	s.nets.spareMaker = s.makeSpareIn
 	return nil
 }
 

@@ -106,7 +106,8 @@ func copyExecutable(path string) error {
 // unprivileged user: network public works for a bot that is not root.
 // The first target must be reached, the others (a private address, the
 // host's loopback) not, and the forward DNS address only on UDP port 53.
-// A run's second node starts from a spare made in the run's namespaces.
+// A run's second node starts from the jail prewarmed for it, in the
+// run's namespaces.
 func TestNetworkPublicAsUser(t *testing.T) {
 	if os.Getenv("KILROY_TEST_AS_USER") != "1" {
 		t.Skip("run by TestNetworkPublicNotRoot")
@@ -118,7 +119,7 @@ func TestNetworkPublicAsUser(t *testing.T) {
 	fwd := dnsForward.String()
 	blocked := append(targets[1:], "tcp:"+fwd+":53", "tcp:"+fwd+":80", "udp:"+fwd+":54", "tcp:169.254.169.254:80")
 	j := netSandbox(t, Config{Network: NetworkPublic, StateDir: t.TempDir()})
-	checkRunSpares(t, &Jail{Sandbox: j.Sandbox, Workspace: t.TempDir(), Run: "spares"})
+	checkRunPrewarmed(t, &Jail{Sandbox: j.Sandbox, Workspace: t.TempDir(), Run: "prewarmed"})
 	got := probeLines(t, j, true, append([]string{targets[0], "resolv"}, blocked...)...)
 	if want := "REPLY hello from the internet"; got[targets[0]] != want {
 		t.Errorf("%s: %q, want %q", targets[0], got[targets[0]], want)

@@ -63,7 +63,7 @@ func attachOutput(cmd *exec.Cmd, stdout, stderr io.Writer) (*output, error) {
 }
 
 // pipedOutput connects the caller's writers (nil discards) to the read
-// ends of pipes the process got when it was started (a spare's).
+// ends of pipes the process got when it was started (a prewarmed jail's).
 func pipedOutput(stdoutR, stderrR *os.File, stdout, stderr io.Writer) *output {
 	return &output{done: make(chan struct{}), pipes: []*pipe{
 		{name: "stdout", dst: orDiscard(stdout), r: stdoutR},

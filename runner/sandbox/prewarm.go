@@ -15,19 +15,19 @@ import (
 // are exactly the ones prewarmed adopts it: only the handshake and the
 // node's own program are left on the node's critical path.
 //
-// Unlike a spare, whose command is fixed before anyone knows what it
-// will run (a shell that execs what spareVar says), a prewarmed jail's
-// bwrap is started for the node, its argv on the command line, so the
-// shell's start stays off the critical path too, as the cgroup join does
-// (jailStart.prepare moves the sandbox's first process in ahead). bench/chain's
+// Its bwrap is started for the node, its argv on the command line and
+// its bind sources as descriptors, so the node's exec stays off the
+// critical path, as the cgroup join does (jailStart.prepare moves the
+// sandbox's first process in ahead). bench/chain's
 // sandbox-added-ms/node read 2.35-2.91 against 3.63-4.39 when prewarmed
-// jails were spares (three alternated runs each, on a tmpfs). It is
+// jails were spares (a bwrap started ahead of any request, given its
+// options on a pipe; three alternated runs each, on a tmpfs). It is
 // started on a goroutine of its own, as Prewarm must return at once; the
 // Run that adopts it waits for that start if it is not done yet.
 //
-// The mounts are planned when Prewarm is called, so the caller must call
-// it when nothing that could swap a planted link is running (the engine
-// prewarms after the node before has ended, see Jail.plantedLink).
+// The bind sources are opened when Prewarm is called, and bwrap binds
+// what they are then (binder): a link planted after that changes
+// nothing.
 const (
 	// maxPrewarmed bounds the prewarmed jails a Sandbox holds; the oldest
 	// goes first.
@@ -38,9 +38,9 @@ const (
 
 // prewarmed is one jail waiting for the Run it was made for.
 type prewarmed struct {
-	opts []string // the spare options of its Cmd (spareOptions): the match
-	// sp is the jail, once ready is closed; nil if it could not start.
-	sp    *spare
+	key []string // its Cmd's prewarmKey: the match
+	// w is the jail, once ready is closed; nil if it could not start.
+	w     *warmJail
 	ready chan struct{}
 	// made are directories the plan created for this jail (a stage
 	// directory): removed again, when still empty, if no Run adopts it.
@@ -60,8 +60,8 @@ type prewarmPool struct {
 // mounts, starts c's bwrap on a goroutine and returns; bwrap makes the
 // mounts meanwhile. A Run of an equal Cmd (the same argv, environment,
 // directory and jail) adopts it; anything else leaves it to expire after
-// prewarmTTL. Prewarm does nothing without a jail, or for a Cmd a spare
-// cannot carry. c's writers are not used.
+// prewarmTTL. Prewarm does nothing without a jail, or for a Cmd with
+// stdin. c's writers are not used.
 func Prewarm(c Cmd) {
 	j := c.Jail
 	if j == nil || len(c.Argv) == 0 || c.Stdin != nil {
@@ -80,44 +80,50 @@ func Prewarm(c Cmd) {
 // prewarm plans c's jail, as start does, and starts its bwrap as a cold
 // start would (options and argv on its command line, the node's
 // environment as its own, never on the command line, which any process
-// may read); nil when c cannot be prewarmed. Nothing comes later on a
-// pipe, so no cut-short options can weaken the jail. The match is the
-// options a spare would be sent (spareOptions), as a Run computes them.
+// may read); nil when c cannot be prewarmed. The match is c's
+// prewarmKey, as a Run computes it.
 func (j *Jail) prewarm(c Cmd) *prewarmed {
 	s := j.Sandbox
-	path, err := lookPath(c.Env, c.Dir, c.Argv[0])
+	path, err := findProgram(c)
 	if err != nil {
 		return nil
 	}
 	argv := slices.Clone(c.Argv)
 	argv[0] = path
-	opts, err := j.options(c.Env, c.Dir, path)
+	opts, files, err := j.options(c.Env, c.Dir, path)
 	if err != nil {
 		return nil
 	}
-	spareOpts, ok := s.spareArgs(c, argv, opts)
+	key, ok := prewarmKey(c, argv, opts)
 	if !ok {
+		closeAll(files...)
 		return nil
 	}
-	cmdline := coldArgv(s.bwrap, opts, argv)
-	pw := &prewarmed{opts: spareOpts, ready: make(chan struct{})}
+	cmdline, optsFile, err := bwrapArgv(s.bwrap, opts, argv, firstBindFD+len(files))
+	if err != nil {
+		closeAll(files...)
+		return nil
+	}
+	files = append(files, optsFile)
+	pw := &prewarmed{key: key, ready: make(chan struct{})}
 	go func() {
 		defer close(pw.ready)
 		// bwrap makes the jail at once, so it cannot be moved into the
 		// cgroups before it forks: it stays out of them, as a cold
 		// start's does (no headroom), and prepare moves the sandbox's
 		// first process in.
-		sp, err := s.startPipedInNet(j.Run, cmdline, c.Env)
+		w, err := s.startWarmInNet(j.Run, cmdline, c.Env, files...)
+		closeAll(files...)
 		if err != nil {
 			return
 		}
 		// Off the node's critical path too: the cgroup join, which can
 		// wait for an RCU grace period.
-		if err := sp.js.prepare(); err != nil {
-			sp.discard()
+		if err := w.js.prepare(); err != nil {
+			w.discard()
 			return
 		}
-		pw.sp = sp
+		pw.w = w
 	}()
 	return pw
 }
@@ -144,12 +150,12 @@ func (p *prewarmPool) add(pw *prewarmed) {
 	}
 }
 
-// take returns the spare prewarmed with exactly opts, or nil. One that
+// take returns the jail prewarmed with exactly key, or nil. One that
 // died while it waited (killed, or its mounts failed) is discarded, and
 // the Run starts afresh; the directories made for it are the Run's now.
-func (p *prewarmPool) take(opts []string) *spare {
+func (p *prewarmPool) take(key []string) *warmJail {
 	p.mu.Lock()
-	i := slices.IndexFunc(p.list, func(pw *prewarmed) bool { return slices.Equal(pw.opts, opts) })
+	i := slices.IndexFunc(p.list, func(pw *prewarmed) bool { return slices.Equal(pw.key, key) })
 	if i < 0 {
 		p.mu.Unlock()
 		return nil
@@ -159,14 +165,14 @@ func (p *prewarmPool) take(opts []string) *spare {
 	p.mu.Unlock()
 	pw.timer.Stop()
 	<-pw.ready
-	if pw.sp == nil {
+	if pw.w == nil {
 		return nil
 	}
-	if pw.sp.exited() {
-		pw.sp.discard()
+	if pw.w.exited() {
+		pw.w.discard()
 		return nil
 	}
-	return pw.sp
+	return pw.w
 }
 
 // expire discards pw if no Run took it.
@@ -198,8 +204,8 @@ func (p *prewarmPool) close() {
 // discard ends the jail, once started, and removes what was made for it.
 func (pw *prewarmed) discard() {
 	<-pw.ready
-	if pw.sp != nil {
-		pw.sp.discard()
+	if pw.w != nil {
+		pw.w.discard()
 	}
 	removeEmpty(pw.made)
 }

@@ -13,29 +13,34 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// prewarmedOf returns s's prewarmed jails, as spareSeen.
-func prewarmedOf(s *Sandbox) []spareSeen {
+// warmSeen is a prewarmed jail's bwrap pid and cgroup directories.
+type warmSeen struct {
+	pid  int
+	dirs []string
+}
+
+// prewarmedOf returns s's prewarmed jails.
+func prewarmedOf(s *Sandbox) []warmSeen {
 	s.prewarm.mu.Lock()
 	defer s.prewarm.mu.Unlock()
-	var out []spareSeen
+	var out []warmSeen
 	for _, pw := range s.prewarm.list {
 		<-pw.ready
-		if pw.sp == nil {
+		if pw.w == nil {
 			continue // could not start; the Run starts afresh
 		}
-		seen := spareSeen{pid: pw.sp.cmd.Process.Pid}
-		if pw.sp.js.cg != nil {
-			seen.dirs = slices.Clone(pw.sp.js.cg.dirs)
+		seen := warmSeen{pid: pw.w.cmd.Process.Pid}
+		if pw.w.js.cg != nil {
+			seen.dirs = slices.Clone(pw.w.js.cg.dirs)
 		}
 		out = append(out, seen)
 	}
 	return out
 }
 
-// prewarm prewarms c with a spare ready, and fails unless s holds it.
-func prewarm(t *testing.T, s *Sandbox, c Cmd) spareSeen {
+// prewarm prewarms c, and fails unless s holds it.
+func prewarm(t *testing.T, s *Sandbox, c Cmd) warmSeen {
 	t.Helper()
-	warm(t, s)
 	before := len(prewarmedOf(s))
 	Prewarm(c)
 	got := prewarmedOf(s)
@@ -45,9 +50,9 @@ func prewarm(t *testing.T, s *Sandbox, c Cmd) spareSeen {
 	return got[len(got)-1]
 }
 
-// gone reports whether a spare's process was reaped and its cgroups
+// gone reports whether a prewarmed jail's process was reaped and its cgroups
 // removed.
-func gone(sp spareSeen) bool {
+func gone(sp warmSeen) bool {
 	if _, err := os.Stat(fmt.Sprintf("/proc/%d", sp.pid)); err == nil {
 		return false
 	}
@@ -63,7 +68,7 @@ func gone(sp spareSeen) bool {
 // written into its workspace after the prewarm included: bwrap bound the
 // directories, not what was in them.
 func TestPrewarmedSeesWhatColdSees(t *testing.T) {
-	s := spareSandbox(t, Config{})
+	s := newTestSandbox(t, Config{})
 	cold := coldSandbox(t, Config{})
 	ws := t.TempDir()
 	env := append(jailEnv(), "QUOTED=it's \"x\" $(touch pwned) `id` \\ \t\nend", "SHLVL=7", "EMPTY=")
@@ -101,7 +106,7 @@ func TestPrewarmedSeesWhatColdSees(t *testing.T) {
 // the same one with another environment or directory, starts as it would
 // have, and the prewarmed one still serves its own Run afterwards.
 func TestPrewarmedOnlyForItsOwnCmd(t *testing.T) {
-	s := spareSandbox(t, Config{})
+	s := newTestSandbox(t, Config{})
 	ws, other := t.TempDir(), t.TempDir()
 	mine := Cmd{Argv: []string{"echo", "mine"}, Dir: ws, Env: jailEnv(), Jail: &Jail{Sandbox: s, Workspace: ws}}
 	prewarm(t, s, mine)
@@ -125,7 +130,7 @@ func TestPrewarmedOnlyForItsOwnCmd(t *testing.T) {
 // the empty directories its plan made (a stage directory); a Run then
 // starts as without it.
 func TestPrewarmedExpires(t *testing.T) {
-	s := spareSandbox(t, Config{})
+	s := newTestSandbox(t, Config{})
 	s.prewarm.ttl = 200 * time.Millisecond
 	ws := t.TempDir()
 	stage := filepath.Join(t.TempDir(), "nodes", "n1")
@@ -145,7 +150,7 @@ func TestPrewarmedExpires(t *testing.T) {
 
 // Close ends prewarmed jails too; Runs then start cold.
 func TestSandboxCloseEndsPrewarmed(t *testing.T) {
-	s := spareSandbox(t, Config{})
+	s := newTestSandbox(t, Config{})
 	ws := t.TempDir()
 	c := Cmd{Argv: []string{"echo", "x"}, Dir: ws, Env: jailEnv(), Jail: &Jail{Sandbox: s, Workspace: ws}}
 	sp := prewarm(t, s, c)
@@ -157,15 +162,15 @@ func TestSandboxCloseEndsPrewarmed(t *testing.T) {
 	if n := len(prewarmedOf(s)); n != 0 {
 		t.Errorf("%d jails prewarmed after Close", n)
 	}
-	if res, out := runOut(t, c); res.ExitCode != 0 || res.spare || out != "x\n" {
-		t.Errorf("after Close: exit %d, from a spare %v, output %q; want a cold start that works", res.ExitCode, res.spare, out)
+	if res, out := runOut(t, c); res.ExitCode != 0 || res.prewarmed || out != "x\n" {
+		t.Errorf("after Close: exit %d, prewarmed %v, output %q; want a cold start that works", res.ExitCode, res.prewarmed, out)
 	}
 }
 
 // A prewarmed jail that died while it waited (killed from outside, or its
 // mounts failed) costs its Run nothing but a fresh start.
 func TestPrewarmedKilledWhileWaiting(t *testing.T) {
-	s := spareSandbox(t, Config{})
+	s := newTestSandbox(t, Config{})
 	ws := t.TempDir()
 	c := Cmd{Argv: []string{"echo", "fresh"}, Dir: ws, Env: jailEnv(), Jail: &Jail{Sandbox: s, Workspace: ws}}
 	sp := prewarm(t, s, c)
@@ -185,14 +190,14 @@ func TestPrewarmedKilledWhileWaiting(t *testing.T) {
 // process is moved into the jail's cgroups and under the rlimits before
 // the Run adopts it, and every process of the node runs there.
 func TestPrewarmedNodeRunsInItsCgroups(t *testing.T) {
-	s := spareSandbox(t, Config{Limits: asleepLimits})
+	s := newTestSandbox(t, Config{Limits: asleepLimits})
 	if s.cgroups == nil {
 		t.Skip("no writable cgroup v1 pids hierarchy here")
 	}
 	c, token := asleepInJail(t, s, "")
 	prewarm(t, s, c)
 	s.prewarm.mu.Lock()
-	dirs := slices.Clone(s.prewarm.list[0].sp.js.cg.dirs)
+	dirs := slices.Clone(s.prewarm.list[0].w.js.cg.dirs)
 	s.prewarm.mu.Unlock()
 	res, host, out := runAsleep(t, c, token)
 	if !res.prewarmed {
@@ -206,7 +211,7 @@ func TestPrewarmedNodeRunsInItsCgroups(t *testing.T) {
 // a cold start does, not on its command line, which any process on the
 // host may read (/proc/PID/cmdline).
 func TestPrewarmedEnvironmentNotOnTheCommandLine(t *testing.T) {
-	s := spareSandbox(t, Config{})
+	s := newTestSandbox(t, Config{})
 	ws := t.TempDir()
 	secret := fmt.Sprintf("kilroy-secret-%d", os.Getpid())
 	env := append(jailEnv(), "NODE_TOKEN="+secret)

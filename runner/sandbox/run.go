@@ -60,8 +60,7 @@ type Result struct {
 
 	limits *Limits // the jail's limits, nil outside a jail
 	events cgroupEvents
-	spare  bool // the jail was a spare's
-	// prewarmed: the spare had its mounts made before the Run (Prewarm)
+	// prewarmed: the jail had its mounts made before the Run (Prewarm)
 	prewarmed bool
 }
 
@@ -84,7 +83,7 @@ func Run(ctx context.Context, c Cmd) (Result, error) {
 	if len(c.Argv) == 0 {
 		return res, errors.New("sandbox: empty argv")
 	}
-	path, err := lookPath(c.Env, c.Dir, c.Argv[0])
+	path, err := findProgram(c)
 	if err != nil {
 		return res, err
 	}
@@ -119,7 +118,7 @@ func run(ctx context.Context, c Cmd, path string) (res Result, err error) {
 	if err != nil {
 		return res, err
 	}
-	res.spare, res.prewarmed = p.spare, p.prewarmed
+	res.prewarmed = p.prewarmed
 	pgid := p.cmd.Process.Pid // Setpgid makes the child lead a group of its own pid
 	if js := p.js; js != nil {
 		defer func() {
@@ -155,11 +154,10 @@ func run(ctx context.Context, c Cmd, path string) (res Result, err error) {
 // proc is a started process with its output attached. A jailed one waits
 // in bwrap until js is released.
 type proc struct {
-	cmd   *exec.Cmd
-	out   *output
-	js    *jailStart // nil outside a jail
-	spare bool       // started from a spare jail
-	// prewarmed: the spare's mounts were made before the Run (Prewarm)
+	cmd *exec.Cmd
+	out *output
+	js  *jailStart // nil outside a jail
+	// prewarmed: the jail's mounts were made before the Run (Prewarm)
 	prewarmed bool
 	started   time.Time
 }

@@ -1,0 +1,143 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/kilroy-bot/kilroy-bot/policy"
+	"github.com/kilroy-bot/kilroy-bot/runner/image"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
+)
+
+// Images is the image store a run's root filesystem comes from
+// (runner/image.Store).
+type Images interface {
+	Resolve(ctx context.Context, ref string) (image.Ref, error)
+	Ensure(ctx context.Context, ref image.Ref) (*image.Image, error)
+}
+
+// ImageOptions say which image a run's nodes run in (DESIGN §5): the
+// pipeline's `image:`, else the repository's, else Default; "host" is the
+// host jail (the bot's own /usr and toolchains).
+type ImageOptions struct {
+	// Store pulls and unpacks images; nil when none is configured, and
+	// then only the host jail can run.
+	Store Images
+	// Override wins over the repository's choice (`kilroy-bot run
+	// --image`); it may also be a local source (oci:DIR, ...).
+	Override string
+	// Default serves a repository that names no image; "" is "host".
+	Default string
+	// Restrict makes a repository's choice pass Allow (the server's
+	// images.allow); a local run takes any.
+	Restrict bool
+	Allow    []string
+}
+
+// RunImage is the image a run's nodes run in, pinned to a digest when the
+// run started: checkpoint.json keeps it, so a resume uses the same image
+// whatever the tag says by then.
+type RunImage struct {
+	// Ref is the reference as chosen ("golang:1.23", "oci-archive:/x.tar").
+	Ref    string    `json:"ref"`
+	Pinned image.Ref `json:"pinned"`
+}
+
+// Choose returns the image pipeline name of cfg runs in ("host" for the
+// host jail). A choice the server does not allow is an ErrUsage error
+// placed at its `image:` line, naming the allowed patterns.
+func (o ImageOptions) Choose(cfg *policy.RepoConfig, name string) (string, error) {
+	if o.Override != "" {
+		return o.Override, nil
+	}
+	c := cfg.ImageFor(name)
+	if c.IsZero() {
+		if o.Default == "" {
+			return policy.ImageHost, nil
+		}
+		return o.Default, nil
+	}
+	if !o.Restrict || c.Ref == o.Default || image.Allowed(c.Ref, o.Allow) ||
+		c.Ref == policy.ImageHost && contains(o.Allow, policy.ImageHost) {
+		return c.Ref, nil
+	}
+	allowed := "none: this server runs only its default image (images.default)"
+	if len(o.Allow) > 0 {
+		allowed = "`" + strings.Join(o.Allow, "`, `") + "`"
+	}
+	full := c.Ref
+	if n, err := image.Normalize(c.Ref); err == nil && n != c.Ref && c.Ref != policy.ImageHost {
+		full += " (" + n + ")"
+	}
+	return "", fmt.Errorf("%w: %w", ErrUsage, c.Errorf(
+		"%s is not allowed on this server; images.allow: %s. Use an allowed image, or drop the key to run in the server's default", full, allowed))
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// PinImage chooses the new run's image (o.Choose) and resolves it to a
+// digest, which its checkpoint.json keeps; a resumed run keeps the one it
+// started with. Call it before Execute.
+func (p *Prepared) PinImage(ctx context.Context, o ImageOptions) error {
+	if p.resumeFrom != nil || p.cp.Image != nil {
+		return nil
+	}
+	cfg := p.config
+	if cfg == nil {
+		cfg = &policy.RepoConfig{}
+	}
+	ref, err := o.Choose(cfg, p.Name)
+	if err != nil || ref == policy.ImageHost {
+		return err
+	}
+	if o.Store == nil {
+		return fmt.Errorf("%w: image %s: no image store here", ErrUsage, ref)
+	}
+	pinned, err := o.Store.Resolve(ctx, ref)
+	if err != nil {
+		if errors.Is(err, image.ErrBadReference) {
+			return fmt.Errorf("%w: image %s: %w", ErrUsage, ref, err)
+		}
+		return fmt.Errorf("image %s: %w", ref, err)
+	}
+	p.cp.Image = &RunImage{Ref: ref, Pinned: pinned}
+	return nil
+}
+
+// Abandon undoes Assemble for a run that will not execute: its worktree
+// and the run branch it made go.
+func (p *Prepared) Abandon(ctx context.Context) { p.release(ctx, true) }
+
+// Image is the run's pinned image; nil when it runs in the host jail.
+func (p *Prepared) Image() *RunImage { return p.cp.Image }
+
+// imageEnv is env with the sandbox of the run's image, and what to call
+// when the run is done with it.
+func (p *Prepared) imageEnv(ctx context.Context, o LocalOptions) (EnvInputs, func(), error) {
+	env, im := o.Env, p.cp.Image
+	if im == nil {
+		return env, func() {}, nil
+	}
+	switch {
+	case o.Images.Store == nil:
+		return env, nil, fmt.Errorf("image %s: no image store here", im.Ref)
+	case env.Sandbox == nil:
+		return env, nil, fmt.Errorf("%w: image %s: nodes run in an image only in the sandbox (bubblewrap), which is off here; "+
+			"run with --image host, or where bubblewrap works", ErrUsage, im.Ref)
+	}
+	img, err := o.Images.Store.Ensure(ctx, im.Pinned)
+	if err != nil {
+		return env, nil, fmt.Errorf("image %s @ %s: %w", im.Ref, im.Pinned.Digest, err)
+	}
+	env.Sandbox = env.Sandbox.WithImage(sandbox.Image{Root: img.Root, Env: img.Env, Name: im.Ref})
+	return env, func() { img.Release() }, nil
+}
