@@ -66,14 +66,16 @@ func (b *builder) condition(v dot.Value) {
 // looks like a misspelt status. Its text is looked for from offset lo of
 // text; it returns where the next clause's search starts.
 func (b *builder) conditionClause(cur *posCursor, text string, lo int, cl Clause) int {
-	next := lo
+	// The clause starts at its key; the next clause is looked for after it.
+	key, next := lo, lo
+	if i := strings.Index(text[lo:], cl.Key); i >= 0 {
+		key, next = lo+i, lo+i+len(cl.Key)
+	}
 	at := func(s string) dot.Pos {
-		i := strings.Index(text[lo:], s)
-		if i < 0 {
-			return cur.at(lo)
+		if i := strings.Index(text[key:], s); i >= 0 {
+			return cur.at(key + i)
 		}
-		next = max(next, lo+i+len(s))
-		return cur.at(lo + i)
+		return cur.at(key)
 	}
 	switch {
 	case cl.Key != "outcome" && cl.Key != "preferred_label" && !strings.HasPrefix(cl.Key, "context."):
@@ -86,9 +88,6 @@ func (b *builder) conditionClause(cur *posCursor, text string, lo int, cl Clause
 				fmt.Sprintf("outcome %q is not a status: it is read as a custom outcome, which only a status file writes", cl.Value),
 				fmt.Sprintf("did you mean %q?", s))
 		}
-	}
-	if i := strings.Index(text[lo:], cl.Key); i >= 0 {
-		next = max(next, lo+i+len(cl.Key))
 	}
 	return next
 }

@@ -49,7 +49,7 @@ func (p serverImages) check(loc *policy.Located) error {
 		}
 	}
 	if p.Registries.AuthFile != "" && !filepath.IsAbs(p.Registries.AuthFile) {
-		return loc.Errorf([]string{"images", "registries", "auth_file"}, "%q is not an absolute path", p.Registries.AuthFile)
+		return loc.Errorf([]string{"images", "registries", "auth_file"}, "%q is not an absolute path; write the absolute path of a docker config.json the bot can read", p.Registries.AuthFile)
 	}
 	if _, err := parseSize("images.max_bytes", p.MaxBytes); err != nil {
 		return loc.Errorf([]string{"images", "max_bytes"}, "%v", err)

@@ -58,7 +58,7 @@ func (c sandboxCaches) scope() (caches.Scope, error) {
 	case string(caches.ScopeInstallation):
 		return caches.ScopeInstallation, nil
 	}
-	return "", fmt.Errorf("sandbox.caches.scope: %q is neither repository nor installation", c.Scope)
+	return "", fmt.Errorf("sandbox.caches.scope: %q is neither repository nor installation; write repository (the default) or installation", c.Scope)
 }
 
 // maxBytes is the cap of one cache; 0 for off.

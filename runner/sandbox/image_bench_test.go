@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,14 +18,7 @@ import (
 //
 //	go test -run '^$' -bench ImageJailStart -benchtime 200x ./runner/sandbox/
 func BenchmarkImageJailStart(b *testing.B) {
-	s, err := New(Config{PATH: HostEnv()["PATH"], StateDir: b.TempDir()})
-	if err == nil {
-		err = s.SelfTest(context.Background())
-	}
-	if err != nil {
-		b.Skipf("sandbox unavailable: %v", err)
-	}
-	b.Cleanup(s.Close)
+	s := benchSandbox(b)
 	root := b.TempDir()
 	imagetest.Rootfs(b, root, "true")
 	for _, d := range []string{"proc", "dev", "home", "var/tmp", "var/lib/dpkg", "root", "tmp"} {
@@ -38,21 +30,13 @@ func BenchmarkImageJailStart(b *testing.B) {
 	ws := b.TempDir()
 	hostEnv := NodeEnv(EnvSpec{Host: HostEnv()})
 	imageEnv := NodeEnv(EnvSpec{Host: HostEnv(), Image: img.ImageEnv()})
-	start := func(j *Jail, env []string) time.Duration {
-		t0 := time.Now()
-		res, err := Run(context.Background(), Cmd{Argv: []string{"true"}, Dir: ws, Env: env, Jail: j})
-		if err != nil || res.ExitCode != 0 {
-			b.Fatalf("run: %v (exit %d)", err, res.ExitCode)
-		}
-		return time.Since(t0)
-	}
 	stage, managed := b.TempDir(), b.TempDir()
 	hostJail, imageJail := NodeJail(s, HostEnv(), ws, stage, managed, ""), NodeJail(img, HostEnv(), ws, stage, managed, "")
 	var host, image, diff []time.Duration
 	b.ResetTimer()
 	for b.Loop() {
-		h := start(hostJail, hostEnv)
-		i := start(imageJail, imageEnv)
+		h := startTrue(b, ws, hostEnv, hostJail)
+		i := startTrue(b, ws, imageEnv, imageJail)
 		host, image, diff = append(host, h), append(image, i), append(diff, i-h)
 	}
 	b.StopTimer()
