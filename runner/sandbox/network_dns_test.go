@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kilroy-bot/kilroy-bot/internal/testnet"
 )
 
 // dnsServer answers A queries for name with addr and every other query
@@ -107,7 +109,7 @@ func pastaWithResolver(t *testing.T, resolv string) string {
 // Docker's are; the name server's address lets UDP to port 53 through
 // and nothing else, and private addresses stay out of reach.
 func TestNetworkPublicResolvesNames(t *testing.T) {
-	in := newInternet(t) // also skips unless root
+	in := testnet.New(t) // also skips unless root
 	n := os.Getpid() % 250
 	resolver := netip.AddrFrom4([4]byte{127, 213, byte(n), 53})
 	const name = "pkg.kilroy-test.example"
@@ -122,7 +124,7 @@ func TestNetworkPublicResolvesNames(t *testing.T) {
 	fwd := dnsForward.String()
 	dns := "dns:" + name
 	unreachable := []string{"tcp:" + fwd + ":53", "udp:" + fwd + ":54", "tcp:" + fwd + ":80",
-		"udp:169.254.169.254:53", "udp:10.1.2.3:53", fmt.Sprintf("tcp:%s:80", in.private)}
+		"udp:169.254.169.254:53", "udp:10.1.2.3:53", fmt.Sprintf("tcp:%s:80", in.Private)}
 	lines := probeLines(t, j, true, append([]string{"resolv", dns, "dns:nx.kilroy-test.example"}, unreachable...)...)
 	if want := "REPLY nameserver " + fwd; lines["resolv"] != want {
 		t.Errorf("the node's /etc/resolv.conf: %q, want %q", lines["resolv"], want)

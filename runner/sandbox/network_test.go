@@ -8,75 +8,20 @@ import (
 	"net"
 	"net/netip"
 	"os"
-	"os/exec"
-	"runtime"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"golang.org/x/sys/unix"
+	"github.com/kilroy-bot/kilroy-bot/internal/testnet"
 )
 
 // The tests of sandbox.network public never send a packet off this
-// machine: "the internet" is a network namespace the test makes, joined
-// to the host by a veth pair with documentation (TEST-NET-3) and private
-// addresses, and every blocked destination is refused inside the run's
-// namespace before pasta sees it (a node checks that its routes are there
-// before it tries one).
-
-// internet is a test-made network namespace standing for the public
-// internet, reachable from the host through a veth pair.
-type internet struct {
-	ns      string     // its name under /run/netns
-	public  netip.Addr // its public-looking address (203.0.113.0/24)
-	private netip.Addr // its private address (10.213.0.0/16)
-	host    []netip.Addr
-}
-
-// newInternet makes the namespace, or skips where the test cannot (not
-// root, no ip).
-func newInternet(t *testing.T) *internet {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("making a test network namespace needs root")
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("no ip (iproute2) to make a test network namespace")
-	}
-	// Distinct subnets for tests that run at once on one machine.
-	n := os.Getpid() % 60
-	in := &internet{
-		ns:      fmt.Sprintf("kilroy-test-%d", os.Getpid()),
-		public:  netip.AddrFrom4([4]byte{203, 0, 113, byte(4*n + 2)}),
-		private: netip.AddrFrom4([4]byte{10, 213, byte(n), 2}),
-		host:    []netip.Addr{netip.AddrFrom4([4]byte{203, 0, 113, byte(4*n + 1)}), netip.AddrFrom4([4]byte{10, 213, byte(n), 1})},
-	}
-	hostIf, nsIf := fmt.Sprintf("kbt%dh", os.Getpid()%100000), fmt.Sprintf("kbt%dn", os.Getpid()%100000)
-	ipCmd(t, "netns", "add", in.ns)
-	t.Cleanup(func() { exec.Command("ip", "netns", "del", in.ns).Run() })
-	ipCmd(t, "link", "add", hostIf, "type", "veth", "peer", "name", nsIf, "netns", in.ns)
-	t.Cleanup(func() { exec.Command("ip", "link", "del", hostIf).Run() })
-	ipCmd(t, "addr", "add", in.host[0].String()+"/30", "dev", hostIf)
-	ipCmd(t, "addr", "add", in.host[1].String()+"/30", "dev", hostIf)
-	ipCmd(t, "link", "set", hostIf, "up")
-	for _, args := range [][]string{
-		{"addr", "add", in.public.String() + "/30", "dev", nsIf},
-		{"addr", "add", in.private.String() + "/30", "dev", nsIf},
-		{"link", "set", nsIf, "up"},
-		{"link", "set", "lo", "up"},
-	} {
-		ipCmd(t, append([]string{"-n", in.ns}, args...)...)
-	}
-	return in
-}
-
-func ipCmd(t *testing.T, args ...string) {
-	t.Helper()
-	if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
-		t.Fatalf("ip %s: %v: %s", strings.Join(args, " "), err, out)
-	}
-}
+// machine: "the internet" is a network namespace the test makes
+// (internal/testnet), joined to the host by a veth pair with
+// documentation (TEST-NET-2) and private addresses, and every blocked
+// destination is refused inside the run's namespace before pasta sees it
+// (a node checks that its routes are there before it tries one).
 
 // listen opens a listener of network ("tcp" or "udp") on addr inside the
 // test internet (ns non-empty) or the host; a TCP one greets every
@@ -99,7 +44,7 @@ func listen(t *testing.T, ns, network, addr, hello string) (port int, got chan s
 		if err := open(); err != nil {
 			t.Fatal(err)
 		}
-	} else if err := inNamedNetns(ns, open); err != nil {
+	} else if err := testnet.InNamed(ns, open); err != nil {
 		t.Fatal(err)
 	}
 	if pc != nil {
@@ -130,36 +75,6 @@ func listen(t *testing.T, ns, network, addr, hello string) (port int, got chan s
 		}
 	}()
 	return ln.Addr().(*net.TCPAddr).Port, got
-}
-
-// inNamedNetns runs f on a thread inside the namespace /run/netns/name:
-// the sockets f makes are that namespace's.
-func inNamedNetns(name string, f func() error) error {
-	target, err := os.Open("/run/netns/" + name)
-	if err != nil {
-		return err
-	}
-	defer target.Close()
-	self, err := openOwnNetns()
-	if err != nil {
-		return err
-	}
-	defer self.Close()
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread()
-		if err := unix.Setns(int(target.Fd()), unix.CLONE_NEWNET); err != nil {
-			runtime.UnlockOSThread()
-			errc <- err
-			return
-		}
-		err := f()
-		if unix.Setns(int(self.Fd()), unix.CLONE_NEWNET) == nil {
-			runtime.UnlockOSThread()
-		}
-		errc <- err
-	}()
-	return <-errc
 }
 
 // netSandbox is a Sandbox with the network mode n, its jails in one run.
@@ -263,12 +178,12 @@ func probeLines(t *testing.T, j *Jail, wantRoutes bool, targets ...string) map[s
 // A node of a public run reaches a server of the (test) internet, TCP
 // and UDP, through pasta.
 func TestNetworkPublicReachesTheInternet(t *testing.T) {
-	in := newInternet(t)
-	tcpPort, _ := listen(t, in.ns, "tcp", in.public.String()+":0", "hello from the internet")
-	udpPort, _ := listen(t, in.ns, "udp", in.public.String()+":0", "udp hello")
+	in := testnet.New(t)
+	tcpPort, _ := listen(t, in.NS, "tcp", in.Public.String()+":0", "hello from the internet")
+	udpPort, _ := listen(t, in.NS, "udp", in.Public.String()+":0", "udp hello")
 	j := netSandbox(t, Config{Network: NetworkPublic})
-	tcp := fmt.Sprintf("tcp:%s:%d", in.public, tcpPort)
-	udp := fmt.Sprintf("udp:%s:%d", in.public, udpPort)
+	tcp := fmt.Sprintf("tcp:%s:%d", in.Public, tcpPort)
+	udp := fmt.Sprintf("udp:%s:%d", in.Public, udpPort)
 	got := probeLines(t, j, true, tcp, udp)
 	for target, want := range map[string]string{tcp: "REPLY hello from the internet", udp: "REPLY udp hello"} {
 		if got[target] != want {
@@ -347,12 +262,12 @@ func TestNetworkHostIsOutOfReach(t *testing.T) {
 // the run's namespace (unreachable, not a timeout) unless
 // sandbox.network_allow lists them; a listed range is reached.
 func TestNetworkPublicBlocksPrivateRanges(t *testing.T) {
-	in := newInternet(t)
-	port, _ := listen(t, in.ns, "tcp", in.private.String()+":0", "hello from the company network")
-	private := fmt.Sprintf("tcp:%s:%d", in.private, port)
+	in := testnet.New(t)
+	port, _ := listen(t, in.NS, "tcp", in.Private.String()+":0", "hello from the company network")
+	private := fmt.Sprintf("tcp:%s:%d", in.Private, port)
 	blocked := []string{"tcp:169.254.169.254:80", "tcp:10.1.2.3:5432", "tcp:172.16.0.1:80", "tcp:192.168.1.1:80",
 		"tcp:100.100.100.200:80", "udp:169.254.169.254:53", "tcp:[fd00:ec2::254]:80", "tcp:[fe80::1]:80", private}
-	for _, a := range in.host { // the host's own addresses, public or not
+	for _, a := range in.Host { // the host's own addresses, public or not
 		blocked = append(blocked, fmt.Sprintf("tcp:%s:%d", a, port))
 	}
 	j := netSandbox(t, Config{Network: NetworkPublic})
@@ -364,7 +279,7 @@ func TestNetworkPublicBlocksPrivateRanges(t *testing.T) {
 		}
 	}
 
-	allow := netip.PrefixFrom(in.private, 30).Masked()
+	allow := netip.PrefixFrom(in.Private, 30).Masked()
 	j = netSandbox(t, Config{Network: NetworkPublic, NetworkAllow: []netip.Prefix{allow}})
 	got = probeLines(t, j, true, private, "tcp:10.1.2.3:5432")
 	if want := "REPLY hello from the company network"; got[private] != want {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/kilroy-bot/kilroy-bot/internal/testnet"
 )
 
 // The user the tests of a bot that is not root run as.
@@ -18,7 +20,7 @@ const testUser = "10001"
 // unprivileged user (the image's), in a copy of this test binary that
 // user may run, against the test internet it makes as root.
 func TestNetworkPublicNotRoot(t *testing.T) {
-	in := newInternet(t) // skips unless root
+	in := testnet.New(t) // skips unless root
 	if _, err := findTool("", "pasta", HostEnv()["PATH"], ""); err != nil {
 		t.Skip("no pasta here: " + PastaFix)
 	}
@@ -29,8 +31,8 @@ func TestNetworkPublicNotRoot(t *testing.T) {
 	if !executable("/usr/bin/python3") {
 		t.Skip("no /usr/bin/python3")
 	}
-	tcpPort, _ := listen(t, in.ns, "tcp", in.public.String()+":0", "hello from the internet")
-	privPort, _ := listen(t, in.ns, "tcp", in.private.String()+":0", "hello from the company network")
+	tcpPort, _ := listen(t, in.NS, "tcp", in.Public.String()+":0", "hello from the internet")
+	privPort, _ := listen(t, in.NS, "tcp", in.Private.String()+":0", "hello from the company network")
 	hostPort, hostGot := listen(t, "", "tcp", "127.0.0.1:0", "postgres")
 
 	dir, err := os.MkdirTemp("", "kilroy-user-test-")
@@ -69,7 +71,7 @@ func TestNetworkPublicNotRoot(t *testing.T) {
 	cmd.Dir = home
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin", "HOME=" + home, "TMPDIR=" + home,
 		"KILROY_TEST_AS_USER=1",
-		fmt.Sprintf("KILROY_TEST_TARGETS=tcp:%s:%d tcp:%s:%d tcp:127.0.0.1:%d", in.public, tcpPort, in.private, privPort, hostPort)}
+		fmt.Sprintf("KILROY_TEST_TARGETS=tcp:%s:%d tcp:%s:%d tcp:127.0.0.1:%d", in.Public, tcpPort, in.Private, privPort, hostPort)}
 	out, err := cmd.CombinedOutput()
 	if err != nil || !bytes.Contains(out, []byte("--- PASS: TestNetworkPublicAsUser")) {
 		t.Fatalf("as user %s: %v; output:\n%s", testUser, err, out)
