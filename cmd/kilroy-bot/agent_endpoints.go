@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/runner/agent"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
@@ -22,8 +23,11 @@ type endpointWarning struct {
 	backend string // its name under agents.backends
 	key     string // base_url, or env.NAME
 	url     string
-	msg     string // the whole warning, with the setting that fixes it
+	msg     string // what is wrong
+	fix     string // the setting that fixes it
 }
+
+func (w endpointWarning) String() string { return w.msg + "; " + w.fix }
 
 // agentEndpointWarnings judges every CLI backend's base_url, and each
 // value of its env that is an http(s) URL (an OPENAI_BASE_URL of a command
@@ -55,8 +59,9 @@ func agentEndpointWarnings(cfg agent.Config, network sandbox.Network, allow []ne
 				continue
 			}
 			out = append(out, endpointWarning{backend: name, key: key, url: urls[key],
-				msg: fmt.Sprintf("agents.backends.%s.%s %s: the agent CLI runs in the node sandbox and will not reach it: %v; %s",
-					name, key, urls[key], why, endpointFix(why, where))})
+				msg: fmt.Sprintf("agents.backends.%s.%s %s: the agent CLI runs in the node sandbox and will not reach it: %v",
+					name, key, urls[key], why),
+				fix: endpointFix(why, where)})
 		}
 	}
 	return out
@@ -74,4 +79,24 @@ func endpointFix(why sandbox.Unreached, where string) string {
 	}
 	return fmt.Sprintf("add it to sandbox.network_allow in %s (network_allow: [%s]), or set sandbox.network: host there",
 		where, netip.PrefixFrom(why.Addr, why.Addr.BitLen()))
+}
+
+// checkAgentsFile is validate's check of an agents file (or a server
+// policy file): decoded as run and serve decode it, then a warning
+// (agent_endpoint_unreachable) for each CLI backend endpoint its
+// sandbox.network does not reach.
+func checkAgentsFile(display string, src []byte) attractor.Diagnostics {
+	var p serverPolicy
+	if err := decodePolicy(display, src, &p); err != nil {
+		return configDiagnostics(display, err)
+	}
+	network, _ := sandbox.ParseNetwork(string(p.Sandbox.Network)) // checked by decodePolicy
+	allow, _ := sandbox.ParseCIDRs(p.Sandbox.NetworkAllow)
+	var ds attractor.Diagnostics
+	for _, w := range agentEndpointWarnings(p.Agents, network, allow, display) {
+		line, col := findLine(src, w.url)
+		ds = append(ds, attractor.Diagnostic{Rule: "agent_endpoint_unreachable", Severity: attractor.SeverityWarning,
+			File: display, Line: line, Col: col, Message: w.msg, Fix: w.fix})
+	}
+	return ds
 }

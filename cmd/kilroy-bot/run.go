@@ -200,7 +200,7 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 	if sb != nil {
 		allow, _ := sandbox.ParseCIDRs(p.Sandbox.NetworkAllow) // checked by loadLocalPolicy
 		for _, w := range agentEndpointWarnings(p.Agents, sb.Network(), allow, f.agents) {
-			fmt.Fprintf(stderr, "kilroy-bot: warning: %s\n", w.msg)
+			fmt.Fprintf(stderr, "kilroy-bot: warning: %s\n", w)
 		}
 	}
 	cfg := p.Agents

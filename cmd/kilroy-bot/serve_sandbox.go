@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -186,6 +187,11 @@ func newSandbox(ctx context.Context, c serveConfig, host map[string]string) (*sa
 	s, err := sandbox.New(cfg)
 	if err == nil {
 		err = s.SelfTest(ctx)
+	}
+	if err == nil {
+		for _, w := range agentEndpointWarnings(c.Policy.Agents, cfg.Network, cfg.NetworkAllow, cmp.Or(c.ConfigFile, "the server policy file")) {
+			loggerFrom(ctx).WarnContext(ctx, "agents: "+w.String())
+		}
 	}
 	if err == nil && !s.ProcessLimitHolds() {
 		loggerFrom(ctx).WarnContext(ctx, "sandbox: the process limit does not hold: serve runs as root and may create no cgroup; "+
