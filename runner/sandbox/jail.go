@@ -70,6 +70,9 @@ type Sandbox struct {
 	cgroups  *cgroupRoot
 	prewarm  *prewarmPool
 	image    *Image // the jails' root filesystem; nil: the host's (WithImage)
+	// noUserns: the installed bwrap has --disable-userns (0.8.0 and
+	// later), and jails get it (bwrapDisablesUserns).
+	noUserns bool
 }
 
 // New prepares a Sandbox; it does not check that namespaces work (see
@@ -84,6 +87,7 @@ func New(cfg Config) (*Sandbox, error) {
 		"install bubblewrap (Debian and Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"); err != nil {
 		return nil, err
 	}
+	s.noUserns = bwrapDisablesUserns(s.bwrap)
 	for _, h := range cfg.Hidden {
 		if h == "" {
 			continue
@@ -262,11 +266,17 @@ func (j *Jail) options(env []string, dir, program string) ([]string, []*os.File,
 }
 
 // namespaceArgs are bwrap's options besides the mounts: every namespace
-// but the network's, which is netArgs' (network.go), the jail user, a
-// fresh /proc of the node's own pid namespace, a minimal /dev (devArgs),
-// and the sandbox killed with the bot.
+// but the network's, which is netArgs' (network.go), no user namespace
+// of the node's own where bwrap can forbid it (--disable-userns: a node
+// cannot nest namespaces to rearrange its mounts or reach kernel code
+// only a namespace's root reaches), the jail user, a fresh /proc of the
+// node's own pid namespace, a minimal /dev (devArgs), and the sandbox
+// killed with the bot.
 func (s *Sandbox) namespaceArgs() []string {
 	a := []string{"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"}
+	if s.noUserns {
+		a = append(a, "--disable-userns")
+	}
 	a = append(a, s.netArgs()...)
 	a = append(a,
 		"--uid", strconv.Itoa(JailUID), "--gid", strconv.Itoa(JailGID),
