@@ -37,7 +37,7 @@ Flags:
 Exit status: 0 clean or warnings only, 1 errors, 2 usage or unreadable file.
 `
 
-// runValidate implements `kilroy-bot validate [--json] [--repo DIR] [FILE...]`.
+// runValidate implements `kilroy-bot validate [--json] [--repo DIR] [--agents FILE] [FILE...]`.
 // Diagnostics go to stdout (text, or with --json one JSON array for all
 // files); usage and unreadable files are reported on stderr.
 func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
