@@ -2,10 +2,12 @@
 #
 #   docker build -t kilroy-bot .
 #   docker run --security-opt seccomp=unconfined --security-opt apparmor=unconfined \
-#     --security-opt systempaths=unconfined ... kilroy-bot
+#     --security-opt systempaths=unconfined --device /dev/net/tun ... kilroy-bot
 #
 # The security options let bubblewrap create its namespaces (docs/serve.md,
-# "Sandbox and threat model"); no --privileged and no capabilities are needed.
+# "Sandbox and threat model"); the tun device is pasta's, the way out of each
+# run's network namespace (sandbox.network: public). No --privileged and no
+# capabilities are needed.
 # Toolchains and agent CLIs are not included: build an image FROM this one
 # (docs/serve.md, "Run it in a container").
 
@@ -33,7 +35,7 @@ RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache
 
 FROM ${RUNTIME_BASE}
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git bubblewrap ca-certificates tini \
+ && apt-get install -y --no-install-recommends git bubblewrap passt util-linux ca-certificates tini \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --gid 10001 kilroy \
  && useradd --uid 10001 --gid 10001 --create-home --home-dir /home/kilroy --shell /usr/sbin/nologin kilroy \

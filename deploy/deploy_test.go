@@ -34,6 +34,7 @@ type composeService struct {
 	Image       string
 	EnvFile     string                                `yaml:"env_file"`
 	SecurityOpt []string                              `yaml:"security_opt"`
+	Devices     []string                              `yaml:"devices"`
 	Environment map[string]string                     `yaml:"environment"`
 	Volumes     []string                              `yaml:"volumes"`
 	Ports       []string                              `yaml:"ports"`
@@ -87,6 +88,7 @@ func TestComposeMatchesImageAndSetup(t *testing.T) {
 	got := map[string]any{
 		"name":     c.Name,
 		"security": bot.SecurityOpt,
+		"devices":  bot.Devices,
 		"key":      bot.Environment["KILROY_PRIVATE_KEY_FILE"],
 		"secret":   bot.Environment["KILROY_WEBHOOK_SECRET_FILE"],
 		"env file": bot.EnvFile != "",
@@ -98,6 +100,7 @@ func TestComposeMatchesImageAndSetup(t *testing.T) {
 	want := map[string]any{
 		"name":     "kilroy",
 		"security": []string{"seccomp=unconfined", "apparmor=unconfined", "systempaths=unconfined"},
+		"devices":  []string{"/dev/net/tun:/dev/net/tun"}, // pasta's, as the image's user (network public)
 		"key":      files.PrivateKey(),
 		"secret":   files.WebhookSecret(),
 		"env file": true,

@@ -213,7 +213,9 @@ func storeApp(t *testing.T, eng, tag, volume, at string, create ...string) {
 // the key and secret setup stored there, no KILROY_APP_ID, and GitHub on a
 // closed port.
 func serveArgs(tag, volume string, security []string, extra ...string) []string {
-	args := append([]string{"run"}, extra...)
+	// The tun device is pasta's (sandbox.network: public), as compose.yml
+	// passes it.
+	args := append([]string{"run", "--device", "/dev/net/tun"}, extra...)
 	for _, o := range security {
 		args = append(args, "--security-opt", o)
 	}

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Installs what the node sandbox needs (bubblewrap) from the distribution's
+# Installs what the node sandbox needs (bubblewrap, and passt for pasta) from the distribution's
 # packages, when missing, and strace, with which the tests watch what the
 # agent CLIs connect to, and pytest for the system python3, with which the
 # ci-python template's test runs (the machine may not reach PyPI). Used by
@@ -7,6 +7,9 @@
 set -euo pipefail
 pkgs=()
 command -v bwrap >/dev/null || pkgs+=(bubblewrap)
+# pasta connects each run's network namespace to public addresses
+# (sandbox.network: public, the default).
+command -v pasta >/dev/null || pkgs+=(passt)
 command -v strace >/dev/null || pkgs+=(strace)
 # PYENV_VERSION=system: where python3 is a pyenv shim, the system python,
 # which the package installs into (the test falls back to it the same way).
@@ -35,3 +38,4 @@ else
   exit 1
 fi
 bwrap --version
+command -v pasta >/dev/null || { echo "install-sandbox: pasta is still missing" >&2; exit 1; }

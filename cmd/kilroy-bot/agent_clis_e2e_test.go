@@ -12,15 +12,19 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/kilroy-bot/kilroy-bot/internal/testnet"
 	"github.com/kilroy-bot/kilroy-bot/runner/agent/agenttest"
 	"github.com/kilroy-bot/kilroy-bot/secrets"
 )
 
 // The real agent CLIs (installed by scripts/install-agent-clis.sh) run
 // through `kilroy-bot run` inside the node sandbox, against the fake model
-// server on 127.0.0.1 (the sandbox shares the host's network namespace),
-// with the bot running as whatever user the test runs as (root in a
-// container, where the jail runs the CLI as its own ordinary user).
+// server, with the bot running as whatever user the test runs as (root in
+// a container, where the jail runs the CLI as its own ordinary user). The
+// server of jailed CLIs listens in a network namespace the test makes for
+// itself, standing for the internet, which the run's nodes reach through
+// pasta (sandbox.network public, the default; see modelServer); the
+// unjailed CLIs reach it on 127.0.0.1.
 
 // agentCLIDir is where scripts/install-agent-clis.sh puts the CLIs:
 // $KILROY_AGENT_CLIS, else kilroy-bot/agent-clis in the user cache
@@ -118,11 +122,21 @@ func stageFiles(t *testing.T, runDir string) map[string]string {
 
 func writeAgents(t *testing.T, path, backend string, b map[string]any, maxTurns int) {
 	t.Helper()
+	writeAgentsNetwork(t, path, backend, b, maxTurns, "")
+}
+
+// writeAgentsNetwork is writeAgents with the file's sandbox.network set
+// to network, unless "".
+func writeAgentsNetwork(t *testing.T, path, backend string, b map[string]any, maxTurns int, network string) {
+	t.Helper()
 	limits := map[string]any{"provider_retries": 1, "retry_backoff": "10ms"}
 	if maxTurns > 0 {
 		limits["max_turns"] = maxTurns
 	}
 	cfg := map[string]any{"agents": map[string]any{"default": backend, "backends": map[string]any{backend: b}, "limits": limits}}
+	if network != "" {
+		cfg["sandbox"] = map[string]any{"network": network}
+	}
 	data, err := json.Marshal(cfg) // JSON is YAML
 	if err != nil {
 		t.Fatal(err)
@@ -159,6 +173,8 @@ type cliUnderTest struct {
 	shell   shellTool
 	model   string // the backend's model, when the CLI needs one named
 	sandbox bool   // false: --no-sandbox, the CLI runs as the bot's user
+	// network is the run's sandbox.network ("": the default, public).
+	network string
 	// api, when set, makes the backend the bot's own api loop over this
 	// protocol instead of a CLI.
 	api string
@@ -246,7 +262,7 @@ func runCLICase(t *testing.T, srv *agenttest.Server, c cliUnderTest, tc cliCase)
 	if c.api != "" {
 		backend = map[string]any{"kind": "api", "api": c.api, "base_url": c.baseURL(srv.URL), "model": "fake-model"}
 	}
-	writeAgents(t, agents, or(c.cli, c.api), backend, tc.maxTurns)
+	writeAgentsNetwork(t, agents, or(c.cli, c.api), backend, tc.maxTurns, c.network)
 	retries := "1"
 	if tc.noRetry {
 		retries = "0"
@@ -270,6 +286,9 @@ func runCLICase(t *testing.T, srv *agenttest.Server, c cliUnderTest, tc cliCase)
 	}
 	if c.sandbox && strings.Contains(stderr, "without a sandbox") {
 		t.Fatalf("the run was not sandboxed:\n%s", stderr)
+	}
+	if _, err := exec.LookPath("pasta"); err == nil && c.sandbox && c.network == "" && strings.Contains(stderr, "share this machine's network") {
+		t.Fatalf("the run's nodes fell back to the host's network:\n%s", stderr)
 	}
 	classes, runClass, reason := progressAttempts(t, runDir, "fix")
 	if diff := cmp.Diff([]any{classes, runClass}, []any{tc.wantClasses, tc.wantRun}); diff != "" {
@@ -354,10 +373,13 @@ func runMatrix(t *testing.T, c cliUnderTest, jailed bool) {
 	if c.api == "" {
 		c.bin = agentCLIDir(t, c.program)
 	}
+	var srv *agenttest.Server
 	if c.sandbox = jailed; jailed {
 		needSandbox(t)
+		srv, c.network = modelServer(t)
+	} else {
+		srv = agenttest.New(t, agenttest.Text("no case yet"))
 	}
-	srv := agenttest.New(t, agenttest.Text("no case yet"))
 	for _, tc := range cliMatrix(c.shell) {
 		if !jailed && tc.name != "happy path" && tc.name != "key written into a file" {
 			continue
@@ -371,6 +393,25 @@ func runMatrix(t *testing.T, c cliUnderTest, jailed bool) {
 			runCLICase(t, srv, c, tc)
 		})
 	}
+}
+
+// modelServer is the fake model server of jailed CLIs, and the run's
+// sandbox.network: a server in a network namespace the test makes,
+// standing for the internet (internal/testnet: a public-looking address
+// that network public, the default, reaches through pasta); where the test
+// cannot make one (not root, no CAP_NET_ADMIN), a server on 127.0.0.1,
+// which only network host reaches, and the test says so.
+func modelServer(t *testing.T) (*agenttest.Server, string) {
+	in, err := testnet.Make(t)
+	if err != nil {
+		t.Logf("the fake model server listens on 127.0.0.1, and the run has sandbox.network: host to reach it: %v", err)
+		return agenttest.New(t, agenttest.Text("no case yet")), "host"
+	}
+	ln, err := in.Listen(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return agenttest.Serve(t, ln, agenttest.Text("no case yet")), ""
 }
 
 func TestRealClaudeCLI(t *testing.T) { runMatrix(t, claudeCLI, true) }

@@ -22,7 +22,7 @@ const usage = `usage: kilroy-bot <command> [arguments]
 commands:
   init [--template NAME] [--repo DIR] [--force]
                                   write a starter pipeline into .kilroy/ (init -h lists the templates)
-  validate [--json] [--repo DIR] [FILE...]
+  validate [--json] [--repo DIR] [--agents FILE] [FILE...]
                                   check pipelines and config.yml (default: the repository's .kilroy/);
                                   exit 0 clean or warnings, 1 errors, 2 usage
   run [--repo DIR] [--graph NAME|PATH] [--run-dir DIR] [--answer NODE=LABEL] [--yes]

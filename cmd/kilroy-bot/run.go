@@ -48,7 +48,8 @@ const localFlagsUsage = `  --answer NODE=LABEL  answer the human gate NODE with 
   --yes                answer every other human gate with its first choice
   --agents FILE        YAML file whose agents: key configures the coding agents
                        of box nodes (the server policy file's shape); without
-                       it box nodes fail
+                       it box nodes fail. Its sandbox.network (public, none,
+                       host) and sandbox.network_allow apply to the run too
   --data-dir DIR       where run directories go (default $KILROY_DATA_DIR, else
                        kilroy-bot in the user cache directory)
   --git PATH           the git binary (default git)
@@ -173,12 +174,24 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 	}
 	o := runner.LocalOptions{
 		DataDir: f.dataDir, GitPath: f.gitPath, Live: stderr,
-		Env:         runner.EnvInputs{Host: host, SecretNames: botSecretNames, Sandbox: f.sandbox(host, stderr)},
+		Env:         runner.EnvInputs{Host: host, SecretNames: botSecretNames},
 		Interviewer: f.interviewer(stderr), Answers: f.answers.m,
 	}
 	if err := closeDataDir(f.dataDir, nil); err != nil {
 		return o, err
 	}
+	var p serverPolicy
+	if f.agents != "" {
+		var err error
+		if p, err = loadLocalPolicy(f.agents); err != nil {
+			return o, err
+		}
+	}
+	sb, err := f.sandbox(host, p.Sandbox, stderr)
+	if err != nil {
+		return o, err
+	}
+	o.Env.Sandbox = sb
 	store, err := image.Open(filepath.Join(f.dataDir, "images"), image.Options{})
 	if err != nil {
 		return o, err
@@ -187,10 +200,13 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 	if f.agents == "" {
 		return o, nil
 	}
-	cfg, err := loadAgents(f.agents)
-	if err != nil {
-		return o, err
+	if sb != nil {
+		allow, _ := sandbox.ParseCIDRs(p.Sandbox.NetworkAllow) // checked by loadLocalPolicy
+		for _, w := range agentEndpointWarnings(p.Agents, sb.Network(), allow, f.agents) {
+			fmt.Fprintf(stderr, "kilroy-bot: warning: %s\n", w)
+		}
 	}
+	cfg := p.Agents
 	o.NewAgent = func(policyEnv map[string]string, managedRoots, caches string, sb *sandbox.Sandbox) (attractor.Agent, error) {
 		return agent.New(cfg, agent.Deps{HostEnv: host, Policy: policyEnv, SecretNames: botSecretNames,
 			Sandbox: sb, ManagedRoots: managedRoots, Caches: caches})
@@ -199,39 +215,69 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 }
 
 // sandbox jails local nodes when bubblewrap works here and says in one
-// line when it cannot (a local run goes on without it).
-func (f *localFlags) sandbox(host map[string]string, stderr io.Writer) *sandbox.Sandbox {
+// line when it cannot (a local run goes on without it). The network is
+// the --agents file's sandbox.network and network_allow; unset, public
+// where it works and else the machine's own, with a warning.
+func (f *localFlags) sandbox(host map[string]string, p sandboxPolicy, stderr io.Writer) (*sandbox.Sandbox, error) {
 	if f.noSandbox {
 		fmt.Fprintln(stderr, "kilroy-bot: --no-sandbox: nodes run with your own rights")
-		return nil
+		return nil, nil
 	}
 	dataDir, err := filepath.Abs(f.dataDir)
 	if err != nil {
 		dataDir = f.dataDir
 	}
-	s, err := sandbox.New(sandbox.Config{PATH: host["PATH"], StateDir: filepath.Join(dataDir, "sandbox"), Hidden: []string{dataDir}})
-	if err == nil {
-		err = s.SelfTest(context.Background())
+	cfg := sandbox.Config{PATH: host["PATH"], StateDir: filepath.Join(dataDir, "sandbox"), Hidden: []string{dataDir}}
+	if cfg.Network, err = sandbox.ParseNetwork(string(p.Network)); err != nil {
+		return nil, fmt.Errorf("%s: sandbox.network: %w", f.agents, err)
+	}
+	if cfg.NetworkAllow, err = sandbox.ParseCIDRs(p.NetworkAllow); err != nil {
+		return nil, fmt.Errorf("%s: sandbox.network_allow: %w", f.agents, err)
+	}
+	s, err := newLocalSandbox(cfg)
+	if errors.Is(err, sandbox.ErrNetwork) && p.Network != "" {
+		return nil, fmt.Errorf("%w\n%s sets sandbox.network: %s, which needs pasta (Debian's passt, scripts/install-sandbox.sh) "+
+			"and, as a user other than root, a /dev/net/tun you may open; or set sandbox.network: host there", err, f.agents, p.Network)
+	}
+	if errors.Is(err, sandbox.ErrNetwork) {
+		// A local run is the user's own machine and code: without pasta (or
+		// as a user who may not make the run's namespace) its nodes keep
+		// the machine's network, as they did before network public.
+		fmt.Fprintf(stderr, "kilroy-bot: nodes share this machine's network (its loopback services too): %v\n", err)
+		cfg.Network, cfg.NetworkAllow = sandbox.NetworkHost, nil
+		s, err = newLocalSandbox(cfg)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "kilroy-bot: nodes run without a sandbox: %v\n", err)
-		return nil
+		return nil, nil
 	}
-	return s
+	return s, nil
 }
 
-// loadAgents reads the `agents:` configuration of a local run from a file
-// shaped like the server policy, decoded just as strictly.
-func loadAgents(path string) (agent.Config, error) {
+// newLocalSandbox makes the sandbox of a local run and self-tests it.
+func newLocalSandbox(cfg sandbox.Config) (*sandbox.Sandbox, error) {
+	s, err := sandbox.New(cfg)
+	if err == nil {
+		if err = s.SelfTest(context.Background()); err != nil {
+			s.Close()
+		}
+	}
+	return s, err
+}
+
+// loadLocalPolicy reads the --agents file of a local run, shaped like
+// the server policy and decoded just as strictly: a run uses its
+// `agents:` and its sandbox.network and sandbox.network_allow.
+func loadLocalPolicy(path string) (serverPolicy, error) {
+	var p serverPolicy
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return agent.Config{}, fmt.Errorf("--agents: %w", err)
+		return p, fmt.Errorf("--agents: %w", err)
 	}
-	var p serverPolicy
 	if err := decodePolicy(path, data, &p); err != nil {
-		return agent.Config{}, fmt.Errorf("--agents: %w", err)
+		return p, fmt.Errorf("--agents: %w", err)
 	}
-	return p.Agents, nil
+	return p, nil
 }
 
 // botSecretNames are the server's own settings that carry secrets; a local

@@ -363,23 +363,34 @@ func TestSandboxPolicy(t *testing.T) {
 	for _, tc := range []struct {
 		name, yaml string
 		want       sandbox.Limits
-		noNet      bool
+		network    sandbox.Network
 		wantErr    string
 	}{
-		{name: "defaults", yaml: "sandbox: {}\n"},
+		{name: "defaults", yaml: "sandbox: {}\n", network: sandbox.NetworkPublic},
+		{name: "network true", yaml: "sandbox: {network: true}\n", network: sandbox.NetworkPublic},
+		{name: "network host", yaml: "sandbox: {network: host}\n", network: sandbox.NetworkHost},
+		{name: "network none", yaml: "sandbox: {network: none}\n", network: sandbox.NetworkNone},
+		{name: "network_allow", yaml: "sandbox: {network: public, network_allow: [10.1.0.0/16, fd12::1]}\n", network: sandbox.NetworkPublic},
+		{name: "bad network", yaml: "sandbox: {network: lan}\n", wantErr: "sandbox.network"},
+		{name: "bad network_allow", yaml: "sandbox: {network_allow: [10.1.0.0/33]}\n", wantErr: "sandbox.network_allow"},
+		{name: "network_allow without public", yaml: "sandbox: {network: none, network_allow: [10.1.0.0/16]}\n", wantErr: "network_allow"},
 		{name: "all set", yaml: "sandbox:\n  network: false\n  limits: {processes: 64, memory: 512MiB, file_size: 1GiB, cpu_time: 30m}\n",
-			want: sandbox.Limits{Processes: 64, MemoryBytes: 512 << 20, FileSizeBytes: 1 << 30, CPUTime: 30 * time.Minute}, noNet: true},
+			want: sandbox.Limits{Processes: 64, MemoryBytes: 512 << 20, FileSizeBytes: 1 << 30, CPUTime: 30 * time.Minute}, network: sandbox.NetworkNone},
 		{name: "bad size", yaml: "sandbox:\n  limits: {memory: 3 gigs}\n", wantErr: "sandbox.limits.memory"},
 		{name: "bad duration", yaml: "sandbox:\n  limits: {cpu_time: forever}\n", wantErr: "sandbox.limits.cpu_time"},
 		{name: "relative read_only", yaml: "sandbox:\n  read_only: [tools]\n", wantErr: "read_only"},
-		{name: "caches", yaml: "sandbox:\n  caches: {scope: installation, max_bytes: 2GiB}\n"},
-		{name: "caches off", yaml: "sandbox:\n  caches: {scope: repository, max_bytes: off}\n"},
+		{name: "caches", yaml: "sandbox:\n  caches: {scope: installation, max_bytes: 2GiB}\n", network: sandbox.NetworkPublic},
+		{name: "caches off", yaml: "sandbox:\n  caches: {scope: repository, max_bytes: off}\n", network: sandbox.NetworkPublic},
 		{name: "caches bad scope", yaml: "sandbox:\n  caches: {scope: everyone}\n", wantErr: "caches.scope"},
 		{name: "caches bad size", yaml: "sandbox:\n  caches: {max_bytes: lots}\n", wantErr: "caches.max_bytes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var p serverPolicy
 			err := decodePolicy("policy.yml", []byte(tc.yaml), &p)
+			var cfg sandbox.Config
+			if err == nil {
+				cfg, err = p.Sandbox.sandboxConfig(nil, "", "")
+			}
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 					t.Fatalf("err = %v, want one naming %q", err, tc.wantErr)
@@ -389,12 +400,8 @@ func TestSandboxPolicy(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := p.Sandbox.sandboxConfig(nil, "", "")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff([]any{cfg.Limits, cfg.NoNetwork}, []any{tc.want, tc.noNet}); diff != "" {
-				t.Errorf("limits, no network (-got +want):\n%s", diff)
+			if diff := cmp.Diff([]any{cfg.Limits, cfg.Network}, []any{tc.want, tc.network}); diff != "" {
+				t.Errorf("limits, network (-got +want):\n%s", diff)
 			}
 		})
 	}
@@ -407,6 +414,11 @@ func TestInsecureBanner(t *testing.T) {
 	}
 	if insecureBanner(serveConfig{}) != "" {
 		t.Errorf("a banner with the sandbox on")
+	}
+	host := serveConfig{}
+	host.Policy.Sandbox.Network = "host"
+	if !strings.Contains(insecureBanner(host), "host's network") {
+		t.Errorf("the banner of sandbox.network: host does not say nodes share the host's network: %q", insecureBanner(host))
 	}
 }
 

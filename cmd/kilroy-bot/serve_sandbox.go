@@ -1,7 +1,9 @@
 package main
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"regexp"
@@ -17,7 +19,8 @@ import (
 // sandboxPolicy is the `sandbox:` section of the server policy file:
 //
 //	sandbox:
-//	  network: true          # default; false gives nodes only a loopback interface
+//	  network: public        # default (true also); none (false): loopback only; host: insecure
+//	  network_allow: [10.1.2.0/24] # private or link-local ranges public still reaches
 //	  read_only: [/srv/tools] # host directories every node sees read-only
 //	  limits:                # per node; defaults in docs/serve.md
 //	    processes: 512
@@ -28,11 +31,12 @@ import (
 //	    scope: repository    # default; or installation
 //	    max_bytes: 10GiB     # default; or off
 type sandboxPolicy struct {
-	Network  *bool         `yaml:"network"`
-	ReadOnly []string      `yaml:"read_only"`
-	Limits   sandboxLimits `yaml:"limits"`
-	Caches   sandboxCaches `yaml:"caches"`
-	Disk     sandboxDisk   `yaml:"disk"`
+	Network      networkSetting `yaml:"network"`
+	NetworkAllow []string       `yaml:"network_allow"`
+	ReadOnly     []string       `yaml:"read_only"`
+	Limits       sandboxLimits  `yaml:"limits"`
+	Caches       sandboxCaches  `yaml:"caches"`
+	Disk         sandboxDisk    `yaml:"disk"`
 }
 
 // sandboxCaches is `sandbox.caches`: what shares a cache directory under
@@ -111,8 +115,15 @@ func (p sandboxPolicy) sandboxConfig(hidden []string, stateDir, pathEnv string) 
 			return cfg, fmt.Errorf("sandbox.read_only: %q is not an absolute path", d)
 		}
 	}
-	if p.Network != nil {
-		cfg.NoNetwork = !*p.Network
+	var err error
+	if cfg.Network, err = sandbox.ParseNetwork(string(p.Network)); err != nil {
+		return cfg, fmt.Errorf("sandbox.network: %w", err)
+	}
+	if cfg.NetworkAllow, err = sandbox.ParseCIDRs(p.NetworkAllow); err != nil {
+		return cfg, fmt.Errorf("sandbox.network_allow: %w", err)
+	}
+	if len(cfg.NetworkAllow) > 0 && cfg.Network != sandbox.NetworkPublic {
+		return cfg, fmt.Errorf("sandbox.network_allow is for network public; network is %s", cfg.Network)
 	}
 	if _, err := p.Caches.scope(); err != nil {
 		return cfg, err
@@ -125,7 +136,6 @@ func (p sandboxPolicy) sandboxConfig(hidden []string, stateDir, pathEnv string) 
 		return cfg, fmt.Errorf("sandbox.limits.processes: %d is negative; write a positive number", l.Processes)
 	}
 	cfg.Limits.Processes = l.Processes
-	var err error
 	if cfg.Limits.MemoryBytes, err = parseSize("sandbox.limits.memory", l.Memory); err != nil {
 		return cfg, err
 	}
@@ -178,9 +188,20 @@ func newSandbox(ctx context.Context, c serveConfig, host map[string]string) (*sa
 	if err == nil {
 		err = s.SelfTest(ctx)
 	}
+	if err == nil {
+		for _, w := range agentEndpointWarnings(c.Policy.Agents, cfg.Network, cfg.NetworkAllow, cmp.Or(c.ConfigFile, "the server policy file")) {
+			loggerFrom(ctx).WarnContext(ctx, "agents: "+w.String())
+		}
+	}
 	if err == nil && !s.ProcessLimitHolds() {
 		loggerFrom(ctx).WarnContext(ctx, "sandbox: the process limit does not hold: serve runs as root and may create no cgroup; "+
 			"run it as a non-root user or give it a writable cgroup (docs/serve.md §11)")
+	}
+	if errors.Is(err, sandbox.ErrNetwork) {
+		return nil, fmt.Errorf("%w\nsandbox.network is public (the default): every run gets a network namespace of its own, "+
+			"reached only through pasta; install passt (scripts/install-sandbox.sh; as a user other than root, pasta "+
+			"needs a /dev/net/tun that user may open, in a container --device /dev/net/tun), or set sandbox.network: none "+
+			"(loopback only) or host (nodes share the host's network, insecure) in %s", err, c.ConfigFile)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%w\nserve runs every pipeline node in a sandbox and will not start without one; "+
@@ -191,12 +212,15 @@ func newSandbox(ctx context.Context, c serveConfig, host map[string]string) (*sa
 }
 
 // insecureBanner is the first line of every check summary when nodes run
-// without the sandbox, or when serve runs as root (--allow-root).
+// without the sandbox, in the host's network, or when serve runs as root
+// (--allow-root).
 func insecureBanner(c serveConfig) string {
 	var lines []string
 	if c.InsecureNoSandbox {
 		lines = append(lines, "**This server runs pipeline nodes without a sandbox** (`--insecure-no-sandbox`): "+
 			"their code has the bot's own rights on its machine.")
+	} else if l := hostNetworkBanner(c); l != "" {
+		lines = append(lines, l)
 	}
 	if c.Root && c.AllowRoot {
 		lines = append(lines, "**This server runs as root** (`--allow-root`): a node that gets out of its sandbox "+

@@ -14,7 +14,7 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 )
 
-const validateUsage = `usage: kilroy-bot validate [--json] [--repo DIR] [FILE...]
+const validateUsage = `usage: kilroy-bot validate [--json] [--repo DIR] [--agents FILE] [FILE...]
 
 Checks Attractor pipelines (.dot) and repository configuration
 (config.yml, against the shipped JSON Schema) and prints one line per
@@ -28,11 +28,16 @@ Flags:
   --json       print the problems as one JSON array
   --repo DIR   the repository to check without FILE (default: the one
                around the current directory)
+  --agents FILE
+               also check the agents file of kilroy-bot run (or a server
+               policy file): decoded as they read it, and a warning for
+               each agent CLI backend whose model endpoint its nodes'
+               sandbox.network does not reach
 
 Exit status: 0 clean or warnings only, 1 errors, 2 usage or unreadable file.
 `
 
-// runValidate implements `kilroy-bot validate [--json] [--repo DIR] [FILE...]`.
+// runValidate implements `kilroy-bot validate [--json] [--repo DIR] [--agents FILE] [FILE...]`.
 // Diagnostics go to stdout (text, or with --json one JSON array for all
 // files); usage and unreadable files are reported on stderr.
 func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -48,6 +53,9 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	var targets []validateTarget
 	if len(va.files) == 0 {
 		targets, err = repoTargets(va.repo)
+		if err != nil && va.agents != "" {
+			targets, err = nil, nil // only the agents file, outside a repository
+		}
 		if err != nil {
 			fmt.Fprintf(stderr, "kilroy-bot validate: %v\n", err)
 			return 2
@@ -60,6 +68,16 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	var all attractor.Diagnostics
 	sources := map[string][]byte{}
 	unreadable := 0
+	if va.agents != "" {
+		src, err := readPipeline(va.agents)
+		if err != nil {
+			fmt.Fprintf(stderr, "kilroy-bot validate: %v\n", err)
+			unreadable++
+		} else {
+			sources[va.agents] = src
+			all = append(all, checkAgentsFile(va.agents, src)...)
+		}
+	}
 	for _, tg := range targets {
 		if ctx.Err() != nil {
 			fmt.Fprintf(stderr, "kilroy-bot validate: %v\n", ctx.Err())
@@ -94,9 +112,10 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 
 // validateArgs are validate's flags and files.
 type validateArgs struct {
-	json  bool
-	repo  string
-	files []string
+	json   bool
+	repo   string
+	agents string
+	files  []string
 }
 
 // parseValidateArgs accepts flags before, between or after file names.
@@ -105,6 +124,7 @@ func parseValidateArgs(args []string) (validateArgs, error) {
 	fs.SetOutput(io.Discard)
 	var va validateArgs
 	fs.BoolVar(&va.json, "json", false, "print diagnostics as a JSON array")
+	fs.StringVar(&va.agents, "agents", "", "agents file of kilroy-bot run, or a server policy file")
 	fs.StringVar(&va.repo, "repo", "", "repository whose .kilroy/ to check")
 	for {
 		if err := fs.Parse(args); err != nil {

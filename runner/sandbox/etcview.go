@@ -79,14 +79,36 @@ func buildView(dir, etc string, hidden []string) error {
 	if err := copyReadable(etc, dir, hidden); err != nil {
 		return err
 	}
+	if err := writeResolvConf(dir, etc); err != nil {
+		return err
+	}
 	return writeIdentity(dir)
+}
+
+// writeResolvConf makes the view's resolv.conf a regular file, a copy of
+// what the host's names: the host's is often a link into /run
+// (systemd-resolved), which nodes do not see, and network public binds
+// a file of its own over it (Sandbox.resolv), which needs a file there.
+func writeResolvConf(dir, etc string) error {
+	body, err := os.ReadFile(filepath.Join(etc, "resolv.conf"))
+	if err != nil {
+		body = nil // none, or unreadable: an empty one
+	}
+	p := filepath.Join(dir, "resolv.conf")
+	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return os.WriteFile(p, body, 0o644)
 }
 
 // fingerprint identifies the state of every entry below etc, and the
 // hidden paths among them.
 func fingerprint(etc string, hidden []string) (string, error) {
 	h := sha256.New()
-	fmt.Fprintf(h, "view 1 uid %d\n", JailUID)
+	fmt.Fprintf(h, "view 2 uid %d\n", JailUID)
+	if body, err := os.ReadFile(filepath.Join(etc, "resolv.conf")); err == nil {
+		fmt.Fprintf(h, "resolv.conf %x\n", sha256.Sum256(body)) // it may be a link to a file elsewhere
+	}
 	for _, p := range hidden {
 		if within(p, etc) {
 			fmt.Fprintf(h, "hidden %s\n", p)

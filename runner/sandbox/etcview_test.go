@@ -14,7 +14,8 @@ import (
 )
 
 // The /etc view holds what anyone may read of /etc, at any depth, and the
-// jail's own accounts; unreadable entries and hidden paths are absent.
+// jail's own accounts; unreadable entries and hidden paths are absent;
+// resolv.conf is a file.
 func TestEtcView(t *testing.T) {
 	etc := t.TempDir()
 	files := map[string]os.FileMode{
@@ -39,7 +40,11 @@ func TestEtcView(t *testing.T) {
 	}
 	os.Chmod(filepath.Join(etc, "ssl/private"), 0o710)
 	os.Chmod(filepath.Join(etc, "polkit-1/rules.d"), 0o700)
-	os.Symlink("../run/resolv.conf", filepath.Join(etc, "resolv.conf"))
+	// A link out of /etc, as systemd-resolved's: the view has a copy of
+	// what it names, which nodes do not see.
+	run := t.TempDir()
+	os.WriteFile(filepath.Join(run, "resolv.conf"), []byte("nameserver 127.0.0.53\n"), 0o644)
+	os.Symlink(filepath.Join(run, "resolv.conf"), filepath.Join(etc, "resolv.conf"))
 	state := t.TempDir()
 	hidden := []string{filepath.Join(etc, "kilroy/app.pem")}
 	view, lock, err := etcView(state, etc, hidden)
@@ -69,7 +74,7 @@ func TestEtcView(t *testing.T) {
 		"kilroy/public.conf":  "content of kilroy/public.conf",
 		"passwd":              "root:x:0:0:root:/root:/bin/sh",
 		"group":               "root:x:0:",
-		"resolv.conf":         "-> ../run/resolv.conf",
+		"resolv.conf":         "nameserver 127.0.0.53",
 	}
 	if diff := cmp.Diff(got, want); diff != "" {
 		t.Errorf("view of /etc (-got +want):\n%s", diff)

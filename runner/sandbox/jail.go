@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"slices"
@@ -20,16 +21,25 @@ const (
 )
 
 // Config is the server-wide sandbox policy, read once at the composition
-// root. The zero value is the documented default: network on, DefaultLimits.
+// root. The zero value is the documented default: network public,
+// DefaultLimits.
 type Config struct {
 	// Bwrap is bubblewrap's program; empty means bwrap looked up in PATH.
 	Bwrap string
 	// PATH is where it is looked up (the host's PATH).
 	PATH string
-	// NoNetwork gives every node a network namespace of its own with only a
-	// loopback interface.
-	NoNetwork bool
-	Limits    Limits
+	// Network is what nodes reach (see Network); "" is NetworkPublic.
+	Network Network
+	// NetworkAllow are ranges nodes reach with NetworkPublic although they
+	// are private or link-local (a company's package mirror, say).
+	NetworkAllow []netip.Prefix
+	// Pasta is pasta's program (NetworkPublic); empty means pasta looked up
+	// in PATH.
+	Pasta string
+	// Nsenter is nsenter's program, which a bot that is not root needs
+	// for NetworkPublic; empty means nsenter looked up in PATH.
+	Nsenter string
+	Limits  Limits
 	// Hidden are absolute paths no node may see, whatever else is mounted:
 	// the data dir, the App key file, the webhook secret file, the server
 	// config, the bot's own git HOME.
@@ -47,28 +57,37 @@ type Config struct {
 // mount namespace built by Jail, resource limits, and every process killed
 // when the node's main process ends. It is safe for concurrent use.
 type Sandbox struct {
-	bwrap     string
-	noNetwork bool
-	limits    Limits
-	hidden    []string
-	readOnly  []string
-	etc       string   // the /etc nodes see (etcView)
-	etcLock   *os.File // holds etc for the Sandbox's life
-	paths     *pathCache
-	cgroups   *cgroupRoot
-	prewarm   *prewarmPool
-	image     *Image // the jails' root filesystem; nil: the host's (WithImage)
+	bwrap    string
+	network  Network
+	nets     *netPool // the runs' network namespaces; nil unless network is public
+	limits   Limits
+	hidden   []string
+	readOnly []string
+	etc      string   // the /etc nodes see (etcView)
+	etcLock  *os.File // holds etc for the Sandbox's life
+	resolv   string   // the resolv.conf nodes see with network public (writeResolv)
+	paths    *pathCache
+	cgroups  *cgroupRoot
+	prewarm  *prewarmPool
+	image    *Image // the jails' root filesystem; nil: the host's (WithImage)
+	// noUserns: the installed bwrap has --disable-userns (0.8.0 and
+	// later), and jails get it (bwrapDisablesUserns).
+	noUserns bool
 }
 
 // New prepares a Sandbox; it does not check that namespaces work (see
 // SelfTest).
 func New(cfg Config) (*Sandbox, error) {
-	s := &Sandbox{noNetwork: cfg.NoNetwork, limits: cfg.Limits.withDefaults(), paths: newPathCache(pathTTL)}
+	s := &Sandbox{limits: cfg.Limits.withDefaults(), paths: newPathCache(pathTTL)}
+	if err := s.initNetwork(cfg); err != nil {
+		return nil, err
+	}
 	var err error
 	if s.bwrap, err = findTool(cfg.Bwrap, "bwrap", cfg.PATH,
 		"install bubblewrap (Debian and Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap)"); err != nil {
 		return nil, err
 	}
+	s.noUserns = bwrapDisablesUserns(s.bwrap)
 	for _, h := range cfg.Hidden {
 		if h == "" {
 			continue
@@ -93,6 +112,12 @@ func New(cfg Config) (*Sandbox, error) {
 	// Opened without following links for every jail (plan): the state
 	// dir may lie below a link of the host's.
 	s.etc = canonical(s.etc)
+	if s.nets != nil {
+		if s.resolv, err = writeResolv(cfg.StateDir); err != nil {
+			return nil, err
+		}
+		s.resolv = canonical(s.resolv) // opened as s.etc is
+	}
 	s.cgroups = findCgroupRoot(s.limits)
 	s.prewarm = &prewarmPool{ttl: prewarmTTL}
 	return s, nil
@@ -106,6 +131,7 @@ func New(cfg Config) (*Sandbox, error) {
 func (s *Sandbox) Close() {
 	if s != nil {
 		s.prewarm.close()
+		s.nets.closeIdle()
 	}
 }
 
@@ -115,9 +141,6 @@ func (s *Sandbox) Limits() Limits { return s.limits }
 // ProcessLimitHolds reports whether Limits.Processes binds: through a
 // cgroup, or RLIMIT_NPROC, which the kernel does not apply to root.
 func (s *Sandbox) ProcessLimitHolds() bool { return s.cgroups != nil || os.Geteuid() != 0 }
-
-// Network reports whether nodes reach the network.
-func (s *Sandbox) Network() bool { return !s.noNetwork }
 
 // Jail is what one node process may see besides the system directories.
 type Jail struct {
@@ -137,6 +160,10 @@ type Jail struct {
 	// own configuration only (NodeJail): nothing in a node's environment
 	// decides a mount.
 	ReadOnly []string
+	// Run names the run the jail belongs to: with network public, the
+	// jails of one run share its network namespace. Jails of no run share
+	// the Sandbox's own.
+	Run string
 }
 
 func findTool(given, name, pathList, fix string) (string, error) {
@@ -239,14 +266,18 @@ func (j *Jail) options(env []string, dir, program string) ([]string, []*os.File,
 }
 
 // namespaceArgs are bwrap's options besides the mounts: every namespace
-// but the network's (unless the policy turns it off), the jail user, a
-// fresh /proc of the node's own pid namespace, a minimal /dev (devArgs),
-// and the sandbox killed with the bot.
+// but the network's, which is netArgs' (network.go), no user namespace
+// of the node's own where bwrap can forbid it (--disable-userns: a node
+// cannot nest namespaces to rearrange its mounts or reach kernel code
+// only a namespace's root reaches), the jail user, a fresh /proc of the
+// node's own pid namespace, a minimal /dev (devArgs), and the sandbox
+// killed with the bot.
 func (s *Sandbox) namespaceArgs() []string {
 	a := []string{"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"}
-	if s.noNetwork {
-		a = append(a, "--unshare-net")
+	if s.noUserns {
+		a = append(a, "--disable-userns")
 	}
+	a = append(a, s.netArgs()...)
 	a = append(a,
 		"--uid", strconv.Itoa(JailUID), "--gid", strconv.Itoa(JailGID),
 		"--hostname", "kilroy-sandbox",
@@ -302,6 +333,7 @@ func NodeJail(s *Sandbox, host map[string]string, workspace, stageDir, managedRo
 		return nil
 	}
 	j := &Jail{Sandbox: s, Workspace: workspace, ReadOnly: slices.Clone(s.readOnly)}
+	j.Run = runOf(workspace, managedRoots)
 	if s.image == nil {
 		// On an image root, PATH and the toolchains are the image's:
 		// nothing of the host's is shown for them.

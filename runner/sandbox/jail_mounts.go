@@ -75,6 +75,15 @@ func (j *Jail) plan(env []string) (ms []mount, err error) {
 			}
 		}
 	}
+	if s.resolv != "" {
+		// Network public's name server, over the view's (or the image's)
+		// resolv.conf: by descriptor, as every bind.
+		f, err := openAt(unix.AT_FDCWD, s.resolv, unix.RESOLVE_NO_SYMLINKS)
+		if err != nil {
+			return ms, fmt.Errorf("sandbox: %s: %w", s.resolv, err)
+		}
+		ms = append(ms, mount{kind: mROBind, src: s.resolv, dst: "/etc/resolv.conf", fd: f})
+	}
 	b, err := j.makeRoots()
 	if err != nil {
 		return ms, err

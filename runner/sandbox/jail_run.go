@@ -30,12 +30,14 @@ func (j *Jail) start(c Cmd, argv []string, waitDelay time.Duration) (*proc, erro
 			return p, nil
 		}
 	}
-	return j.startCold(c, argv, opts, files, waitDelay)
+	return j.startColdInNet(c, argv, opts, files, waitDelay)
 }
 
 // startCold starts a fresh bwrap that runs argv with opts (bwrapArgv),
-// and the bind sources files.
-func (j *Jail) startCold(c Cmd, argv, opts []string, files []*os.File, waitDelay time.Duration) (*proc, error) {
+// and the bind sources files, through enter if not empty (netLease.enter):
+// nsenter execs bwrap with the descriptors it inherited, at the same
+// numbers.
+func (j *Jail) startCold(c Cmd, argv, opts []string, files []*os.File, waitDelay time.Duration, enter []string) (*proc, error) {
 	js, err := newJailStart(j.Sandbox, 0)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
@@ -46,6 +48,7 @@ func (j *Jail) startCold(c Cmd, argv, opts []string, files []*os.File, waitDelay
 		return nil, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
 	}
 	defer closeAll(optsFiles...)
+	full = slices.Concat(enter, full)
 	cmd := exec.Command(full[0])
 	cmd.Args = full
 	cmd.ExtraFiles = slices.Concat(js.childFiles(), files, optsFiles)

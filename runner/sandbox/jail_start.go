@@ -19,6 +19,9 @@ type jailStart struct {
 	// the child's ends (fds 3 and 4 in bwrap) and the bot's
 	blockR, infoW *os.File
 	blockW, infoR *os.File
+	// net is the hold on the run's network namespace the sandbox is in
+	// (network.go); given back when the jail ends.
+	net *netLease
 }
 
 // newJailStart makes the handshake's pipes and the node's cgroups, whose
@@ -101,6 +104,7 @@ func (js *jailStart) prepare() error {
 var errNoSandbox = errors.New("bubblewrap made no sandbox")
 
 func (js *jailStart) close() {
+	js.net.release()
 	for _, f := range []*os.File{js.blockR, js.blockW, js.infoR, js.infoW} {
 		if f != nil {
 			f.Close()

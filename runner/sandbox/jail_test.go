@@ -24,6 +24,11 @@ func newTestSandbox(t *testing.T, cfg Config) *Sandbox {
 	if cfg.PATH == "" {
 		cfg.PATH = HostEnv()["PATH"]
 	}
+	if cfg.Network == "" {
+		// No run's network namespace (pasta) unless a test asks for one:
+		// network_test.go asks for public.
+		cfg.Network = NetworkNone
+	}
 	if cfg.StateDir == "" {
 		// Shared by the tests (and test runs): they then share one view of
 		// /etc, as the Sandboxes of one bot do, instead of copying /etc
@@ -342,8 +347,9 @@ func tail(s string) string {
 	return s
 }
 
-// sandbox.network: false leaves a node only its own loopback; by default
-// it reaches the host's network.
+// sandbox.network none leaves a node only its own loopback, and so does
+// public as far as the host's loopback goes; host shares the host's
+// network (network_test.go has the rest).
 func TestJailNetwork(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -362,10 +368,10 @@ func TestJailNetwork(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	script := fmt.Sprintf(`(echo > /dev/tcp/127.0.0.1/%d) 2>/dev/null && echo CONNECTED || echo REFUSED`, port)
 	for _, tt := range []struct {
-		noNet bool
-		want  string
-	}{{false, "CONNECTED"}, {true, "REFUSED"}} {
-		s := newTestSandbox(t, Config{NoNetwork: tt.noNet})
+		network Network
+		want    string
+	}{{NetworkHost, "CONNECTED"}, {NetworkNone, "REFUSED"}, {NetworkPublic, "REFUSED"}} {
+		s := newTestSandbox(t, Config{Network: tt.network})
 		j := &Jail{Sandbox: s, Workspace: t.TempDir()}
 		var out bytes.Buffer
 		if _, err := Run(context.Background(), Cmd{Argv: []string{"bash", "-c", script}, Dir: j.Workspace,
@@ -373,7 +379,7 @@ func TestJailNetwork(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := strings.TrimSpace(out.String()); got != tt.want {
-			t.Errorf("NoNetwork=%v: got %q, want %q", tt.noNet, got, tt.want)
+			t.Errorf("network %s: got %q, want %q", tt.network, got, tt.want)
 		}
 	}
 }

@@ -112,7 +112,7 @@ func (j *Jail) prewarm(c Cmd) *prewarmed {
 		// cgroups before it forks: it stays out of them, as a cold
 		// start's does (no headroom), and prepare moves the sandbox's
 		// first process in.
-		w, err := s.startWarm(cmdline, c.Env, 0, files...)
+		w, err := s.startWarmInNet(j.Run, cmdline, c.Env, files...)
 		closeAll(files...)
 		if err != nil {
 			return

@@ -8,14 +8,21 @@ import (
 
 // prewarmKey is what a Run shares with the jail prewarmed for it: the
 // bwrap options (the mounts, with the numbers of their descriptors, and
-// the working directory), the command and the environment; false when c
+// the working directory), the command, the environment and the run;
+// false when c
 // cannot take a prewarmed jail: its stdin is /dev/null, and a missing
 // working directory gets the cold path's error.
 func prewarmKey(c Cmd, argv, opts []string) ([]string, bool) {
 	if c.Stdin != nil || !isDirOrEmpty(c.Dir) {
 		return nil, false
 	}
-	return slices.Concat(opts, []string{"--"}, argv, []string{"\x00env"}, c.Env), true
+	key := slices.Concat(opts, []string{"--"}, argv, []string{"\x00env"}, c.Env)
+	if c.Jail != nil {
+		// The run's network namespace (network public), which the
+		// options do not name.
+		key = append(key, "\x00run", c.Jail.Run)
+	}
+	return key, true
 }
 
 // pipedOutputs reports whether a prewarmed jail's two pipes can carry

@@ -121,7 +121,10 @@ func run(ctx context.Context, c Cmd, path string) (res Result, err error) {
 	res.prewarmed = p.prewarmed
 	pgid := p.cmd.Process.Pid // Setpgid makes the child lead a group of its own pid
 	if js := p.js; js != nil {
-		defer func() { res.events = js.cg.finish(res.ExitCode == 0 && res.Signal == 0) }()
+		defer func() {
+			res.events = js.cg.finish(res.ExitCode == 0 && res.Signal == 0)
+			js.net.release()
+		}()
 		if err := js.release(); err != nil && !errors.Is(err, errNoSandbox) {
 			signalGroup(pgid, syscall.SIGKILL) // nothing of the node may run unlimited
 			p.cmd.Wait()

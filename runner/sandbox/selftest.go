@@ -9,7 +9,8 @@ import (
 )
 
 // SelfTest starts one jailed process and checks that it got its own user
-// and pid namespaces. The error says what is missing and the setting that
+// and pid namespaces, and the network namespace of the Sandbox's Network
+// (for public, pasta attached; ErrNetwork matches its failures). The error says what is missing and the setting that
 // fixes it; serve refuses to start on it.
 func (s *Sandbox) SelfTest(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
@@ -17,21 +18,22 @@ func (s *Sandbox) SelfTest(ctx context.Context) error {
 	var out bytes.Buffer
 	j := &Jail{Sandbox: s}
 	res, err := Run(ctx, Cmd{
-		Argv:   []string{"/bin/sh", "-c", "echo uid=$(id -u) pid=$$"},
+		Argv:   []string{"/bin/sh", "-c", "echo uid=$(id -u) pid=$$; readlink /proc/self/ns/net"},
 		Env:    []string{"PATH=/usr/bin:/bin"},
 		Stdout: &out, Stderr: &out, Jail: j,
 	})
 	if err != nil {
 		return fmt.Errorf("sandbox self-test: %w", err)
 	}
-	got := strings.TrimSpace(out.String())
+	all := strings.TrimSpace(out.String())
 	if res.ExitCode != 0 {
-		return fmt.Errorf("sandbox self-test: bubblewrap failed (exit %d): %s%s", res.ExitCode, firstLine(got), namespaceHint(got))
+		return fmt.Errorf("sandbox self-test: bubblewrap failed (exit %d): %s%s", res.ExitCode, firstLine(all), namespaceHint(all))
 	}
+	got, netns, _ := strings.Cut(all, "\n")
 	if want := fmt.Sprintf("uid=%d pid=2", JailUID); got != want && got != fmt.Sprintf("uid=%d pid=1", JailUID) {
 		return fmt.Errorf("sandbox self-test: the jailed process reported %q, want %q", got, want)
 	}
-	return nil
+	return s.checkNetns(netns)
 }
 
 // namespaceHint names the host setting behind bwrap's usual refusals.

@@ -83,7 +83,7 @@ type Request struct {
 
 // Server is the fake model server.
 type Server struct {
-	URL string // http://127.0.0.1:PORT, no trailing slash
+	URL string // http://ADDR:PORT (New: 127.0.0.1), no trailing slash
 	// SideText answers calls that offer no tools; valid JSON for the
 	// Gemini CLI's next-speaker check.
 	SideText string
@@ -95,19 +95,29 @@ type Server struct {
 	reqs  []Request
 }
 
-// New starts a server answering from turns (at least one) and closes it
-// when the test ends.
+// New starts a server on 127.0.0.1 answering from turns (at least one)
+// and closes it when the test ends.
 func New(t testing.TB, turns ...Turn) *Server {
 	t.Helper()
-	if len(turns) == 0 {
-		t.Fatal("agenttest.New: no turns")
-	}
-	s := &Server{turns: turns, SideText: `{"reasoning":"the task is done","next_speaker":"user"}`}
-	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatalf("agenttest: listen: %v", err)
 	}
+	return Serve(t, ln, turns...)
+}
+
+// Serve is New on a listener of the test's own: one in a network
+// namespace the test made (internal/testnet), which a jail of network
+// public reaches as it would the internet. It closes ln when the test
+// ends.
+func Serve(t testing.TB, ln net.Listener, turns ...Turn) *Server {
+	t.Helper()
+	if len(turns) == 0 {
+		ln.Close()
+		t.Fatal("agenttest: no turns")
+	}
+	s := &Server{turns: turns, SideText: `{"reasoning":"the task is done","next_speaker":"user"}`}
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
 	s.srv.Listener = ln
 	s.srv.Start()
 	s.URL = s.srv.URL
