@@ -182,15 +182,17 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 	}
 	o.Images.Store = store
 	if f.agents == "" {
+		o.Agent = agent.Missing{Where: agent.MissingLocal}
 		return o, nil
 	}
 	cfg, err := loadAgents(f.agents)
 	if err != nil {
 		return o, err
 	}
+	where := f.agents + ", the file --agents names"
 	o.NewAgent = func(policyEnv map[string]string, managedRoots, caches string, sb *sandbox.Sandbox) (attractor.Agent, error) {
 		return agent.New(cfg, agent.Deps{HostEnv: host, Policy: policyEnv, SecretNames: botSecretNames,
-			Sandbox: sb, ManagedRoots: managedRoots, Caches: caches})
+			Sandbox: sb, ManagedRoots: managedRoots, Caches: caches, Where: where})
 	}
 	return o, nil
 }

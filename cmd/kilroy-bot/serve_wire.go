@@ -204,7 +204,7 @@ func newAgentFactory(w wired, env runner.EnvInputs) runner.AgentFactory {
 	return func(policyEnv map[string]string, managedRoots, caches string, sb *sandbox.Sandbox) (attractor.Agent, error) {
 		a, err := agent.New(w.Config.Policy.Agents, agent.Deps{
 			HostEnv: env.Host, Policy: policyEnv, SecretNames: env.SecretNames, SecretValues: env.SecretValues,
-			Logger: w.Logger, Sandbox: sb, ManagedRoots: managedRoots, Caches: caches,
+			Logger: w.Logger, Sandbox: sb, ManagedRoots: managedRoots, Caches: caches, Where: agent.ServePolicy,
 		})
 		if err != nil {
 			return nil, err

@@ -8,13 +8,15 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
 
-const validateUsage = `usage: kilroy-bot validate [--json] [--repo DIR] [FILE...]
+const validateUsage = `usage: kilroy-bot validate [--json] [--repo DIR] [--agents FILE] [FILE...]
 
 Checks Attractor pipelines (.dot) and repository configuration
 (config.yml, against the shipped JSON Schema) and prints one line per
@@ -28,6 +30,12 @@ Flags:
   --json       print the problems as one JSON array
   --repo DIR   the repository to check without FILE (default: the one
                around the current directory)
+  --agents FILE
+               check every box node against the agents configuration a
+               run would get with kilroy-bot run --agents FILE (and the
+               provider keys of this shell). Without it a repository check
+               uses .kilroy/agents.yml when there is one, and otherwise
+               warns once per pipeline with box nodes that none is given
 
 Exit status: 0 clean or warnings only, 1 errors, 2 usage or unreadable file.
 `
@@ -57,6 +65,20 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			targets = append(targets, validateTarget{path: f, display: f})
 		}
 	}
+	ac := agentsCheck{repo: len(va.files) == 0}
+	if ac.repo && va.agents == "" {
+		if p := filepath.Join(repoRoot(va.repo), ".kilroy", "agents.yml"); fileExists(p) {
+			va.agents = p
+		}
+	}
+	if va.agents != "" {
+		cfg, err := loadAgents(va.agents)
+		if err != nil {
+			fmt.Fprintf(stderr, "kilroy-bot validate: %v\n", err)
+			return 2
+		}
+		ac.path, ac.cfg, ac.host = va.agents, &cfg, sandbox.HostEnv()
+	}
 	var all attractor.Diagnostics
 	sources := map[string][]byte{}
 	unreadable := 0
@@ -72,7 +94,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			continue
 		}
 		sources[tg.display] = src
-		all = append(all, tg.check(src)...)
+		all = append(all, tg.check(src, ac)...)
 	}
 	if jsonOut := va.json; jsonOut {
 		if err := writeJSON(stdout, all); err != nil {
@@ -94,9 +116,10 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 
 // validateArgs are validate's flags and files.
 type validateArgs struct {
-	json  bool
-	repo  string
-	files []string
+	json   bool
+	repo   string
+	agents string
+	files  []string
 }
 
 // parseValidateArgs accepts flags before, between or after file names.
@@ -106,6 +129,7 @@ func parseValidateArgs(args []string) (validateArgs, error) {
 	var va validateArgs
 	fs.BoolVar(&va.json, "json", false, "print diagnostics as a JSON array")
 	fs.StringVar(&va.repo, "repo", "", "repository whose .kilroy/ to check")
+	fs.StringVar(&va.agents, "agents", "", "agents configuration to check box nodes against")
 	for {
 		if err := fs.Parse(args); err != nil {
 			return va, err

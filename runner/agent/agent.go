@@ -36,6 +36,10 @@ type Deps struct {
 	Sandbox      *sandbox.Sandbox
 	ManagedRoots string
 	Caches       string
+	// Where names the file this host's agents configuration comes from
+	// ("the server policy file …", "FILE, the file --agents names"), for a
+	// node that finds no backend in it.
+	Where string
 }
 
 // Agent implements attractor.Agent over the configured backends.
