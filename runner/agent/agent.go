@@ -96,6 +96,9 @@ func (a *Agent) Run(ctx context.Context, req attractor.AgentRequest) (attractor.
 	if fail != nil {
 		return *fail, nil
 	}
+	if fail := a.budgetGate(req, sel); fail != nil {
+		return *fail, nil
+	}
 	log := a.log.With("run", req.RunID, "node", req.Node.ID, "backend", sel.name, "model", sel.model)
 	defer a.scrubStage(ctx, req.StageDir)
 	log.InfoContext(ctx, "agent starting", "kind", sel.b.Kind, "attempt", req.Attempt)

@@ -88,10 +88,13 @@ type Backend struct {
 	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
 }
 
-// Price is a model's price in US dollars per million tokens.
+// Price is a model's price in US dollars per million tokens, by kind.
+// Cache reads and writes cost what input does unless priced themselves.
 type Price struct {
-	Input  float64 `yaml:"input" json:"input"`
-	Output float64 `yaml:"output" json:"output"`
+	Input      float64  `yaml:"input" json:"input"`
+	Output     float64  `yaml:"output" json:"output"`
+	CacheRead  *float64 `yaml:"cache_read,omitempty" json:"cache_read,omitempty"`
+	CacheWrite *float64 `yaml:"cache_write,omitempty" json:"cache_write,omitempty"`
 }
 
 // Limits bound every agent session.

@@ -1,0 +1,199 @@
+package attractor
+
+import (
+	"fmt"
+	"sync"
+)
+
+// Usage is what one agent attempt consumed, as its backend reported it.
+// Token kinds are disjoint: InputTokens are the uncached input tokens,
+// so the four add up to everything the provider billed.
+type Usage struct {
+	Backend          string `json:"backend,omitempty"`
+	Provider         string `json:"provider,omitempty"`
+	Model            string `json:"model,omitempty"`
+	InputTokens      int64  `json:"input_tokens"`
+	OutputTokens     int64  `json:"output_tokens"`
+	CacheReadTokens  int64  `json:"cache_read_tokens"`
+	CacheWriteTokens int64  `json:"cache_write_tokens"`
+	// CostUSD is known when CostSource is CostReported (the CLI said) or
+	// CostPriced (from the backend's configured prices); otherwise the
+	// attempt's cost is unknown, not zero.
+	CostUSD    float64    `json:"cost_usd"`
+	CostSource CostSource `json:"cost_source"`
+}
+
+// CostSource says where an attempt's cost comes from.
+type CostSource string
+
+const (
+	CostReported CostSource = "reported" // the agent CLI reported it
+	CostPriced   CostSource = "priced"   // tokens times the configured prices
+	CostUnknown  CostSource = "unknown"  // no report, no price: tokens only
+)
+
+// Tokens is every token of u.
+func (u Usage) Tokens() int64 {
+	return u.InputTokens + u.OutputTokens + u.CacheReadTokens + u.CacheWriteTokens
+}
+
+// Costed reports whether u's cost is known.
+func (u Usage) Costed() bool { return u.CostSource == CostReported || u.CostSource == CostPriced }
+
+// UsageTotal sums the usage of many attempts (a node, a run).
+type UsageTotal struct {
+	Attempts         int     `json:"attempts"`
+	InputTokens      int64   `json:"input_tokens"`
+	OutputTokens     int64   `json:"output_tokens"`
+	CacheReadTokens  int64   `json:"cache_read_tokens"`
+	CacheWriteTokens int64   `json:"cache_write_tokens"`
+	CostUSD          float64 `json:"cost_usd"`
+	// Uncosted counts the attempts whose cost is unknown: CostUSD leaves
+	// them out.
+	Uncosted int `json:"uncosted_attempts"`
+}
+
+// Add counts one attempt's usage in t.
+func (t *UsageTotal) Add(u Usage) {
+	t.Attempts++
+	t.addTokens(u)
+	if u.Costed() {
+		t.CostUSD += u.CostUSD
+	} else {
+		t.Uncosted++
+	}
+}
+
+func (t *UsageTotal) addTokens(u Usage) {
+	t.InputTokens += u.InputTokens
+	t.OutputTokens += u.OutputTokens
+	t.CacheReadTokens += u.CacheReadTokens
+	t.CacheWriteTokens += u.CacheWriteTokens
+}
+
+// Tokens is every token of t.
+func (t UsageTotal) Tokens() int64 {
+	return t.InputTokens + t.OutputTokens + t.CacheReadTokens + t.CacheWriteTokens
+}
+
+// Budget caps a run's agent usage. A zero field is no cap. The keys name
+// the setting each cap comes from, for the failure reason.
+type Budget struct {
+	MaxCostUSD float64
+	CostKey    string // e.g. "limits.max_cost_usd in .kilroy/config.yml"
+	MaxTokens  int64
+	TokensKey  string
+	// Charge, when set, is told of every increment of spend and may refuse
+	// further spending (the server's daily budget per installation). Its
+	// error ends the attempt as budget_exhausted.
+	Charge func(delta Usage) error
+}
+
+// BudgetError is a budget a run reached: which, its limit, and what the
+// run had spent.
+type BudgetError struct {
+	What  string // "cost" or "tokens"
+	Key   string
+	Limit float64
+	Spent float64
+	Err   error // a refusal from Budget.Charge
+}
+
+func (e *BudgetError) Error() string {
+	switch {
+	case e.Err != nil:
+		return e.Err.Error()
+	case e.What == "cost":
+		return fmt.Sprintf("the run's agent cost budget of $%.4f (%s) is reached: $%.4f spent", e.Limit, e.Key, e.Spent)
+	}
+	return fmt.Sprintf("the run's agent token budget of %.0f tokens (%s) is reached: %.0f spent", e.Limit, e.Key, e.Spent)
+}
+
+// UsageMeter is a run's agent usage as it happens, shared by the run's
+// agent attempts (parallel branches too): agents add what they use as
+// their backend reports it, and ask before each step whether the next
+// would pass the budget.
+type UsageMeter struct {
+	mu     sync.Mutex
+	total  UsageTotal
+	budget Budget
+}
+
+// NewUsageMeter starts a meter at seed (what a resumed run had spent)
+// with budget b.
+func NewUsageMeter(seed UsageTotal, b Budget) *UsageMeter {
+	return &UsageMeter{total: seed, budget: b}
+}
+
+// Budget is the meter's budget.
+func (m *UsageMeter) Budget() Budget {
+	if m == nil {
+		return Budget{}
+	}
+	return m.budget
+}
+
+// Total is the usage so far.
+func (m *UsageMeter) Total() UsageTotal {
+	if m == nil {
+		return UsageTotal{}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.total
+}
+
+// Spend adds an increment of an attempt's usage (tokens and, when known,
+// cost) without counting an attempt, and tells Budget.Charge.
+func (m *UsageMeter) Spend(delta Usage) error {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	m.total.addTokens(delta)
+	if delta.Costed() {
+		m.total.CostUSD += delta.CostUSD
+	}
+	charge := m.budget.Charge
+	m.mu.Unlock()
+	if charge != nil {
+		if err := charge(delta); err != nil {
+			return &BudgetError{Err: err}
+		}
+	}
+	return nil
+}
+
+// Finish counts a finished attempt whose usage was spent already: its
+// attempt, and whether its cost was known.
+func (m *UsageMeter) Finish(u Usage) {
+	if m == nil {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.total.Attempts++
+	if !u.Costed() {
+		m.total.Uncosted++
+	}
+}
+
+// Over returns the budget the run would pass if it spent next on top of
+// what it has, or nil. next is the caller's estimate of its next step
+// (the last model call's usage); a zero next asks whether a budget is
+// already reached.
+func (m *UsageMeter) Over(next Usage) *BudgetError {
+	if m == nil {
+		return nil
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	b, t := m.budget, m.total
+	if b.MaxTokens > 0 && t.Tokens()+next.Tokens() > b.MaxTokens || b.MaxTokens > 0 && t.Tokens() >= b.MaxTokens {
+		return &BudgetError{What: "tokens", Key: b.TokensKey, Limit: float64(b.MaxTokens), Spent: float64(t.Tokens())}
+	}
+	if b.MaxCostUSD > 0 && (t.CostUSD+next.CostUSD > b.MaxCostUSD || t.CostUSD >= b.MaxCostUSD) {
+		return &BudgetError{What: "cost", Key: b.CostKey, Limit: b.MaxCostUSD, Spent: t.CostUSD}
+	}
+	return nil
+}
