@@ -18,8 +18,8 @@ type cliReport struct {
 	Usage    Usage
 	Model    string   // the model the CLI says it used, when it says
 	Cost     *float64 // the cost the CLI reported, if it did
-	Error    string // an error the CLI reported in its output
-	Limit    bool   // the CLI stopped at its own turn limit
+	Error    string   // an error the CLI reported in its output
+	Limit    bool     // the CLI stopped at its own turn limit
 	// Unfinished: the CLI's output lacks the closing event its format
 	// always ends with (Claude's "result"): the session was cut short.
 	Unfinished bool
