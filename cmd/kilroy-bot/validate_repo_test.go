@@ -149,7 +149,7 @@ func TestValidateConfigArgument(t *testing.T) {
 	cfg := filepath.Join(dir, ".kilroy", "config.yml")
 	writeTree(t, cfg, "version: 1\nlimits:\n  run_timout: 5m\n")
 	code, out, _ := runV(cfg)
-	want := cfg + `:3:3: error: unknown key "run_timout" in limits (known: run_timeout, node_timeout); did you mean "run_timeout"? [config]`
+	want := cfg + `:3:3: error: unknown key "run_timout" in limits (known: run_timeout, node_timeout, max_cost_usd, max_tokens); did you mean "run_timeout"? [config]`
 	if code != 1 || !strings.Contains(out, want+"\n") || strings.Contains(out, "[syntax]") {
 		t.Errorf("exit %d, output:\n%s\nwant exit 1 and the line\n%s", code, out, want)
 	}

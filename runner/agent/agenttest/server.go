@@ -26,8 +26,13 @@ type Turn struct {
 	Calls []Call
 	Fault Fault
 	// InputTokens and OutputTokens are the usage reported (100 and 10 when
-	// zero).
-	InputTokens, OutputTokens int64
+	// zero); InputTokens are the uncached input tokens. CacheReadTokens and
+	// CacheWriteTokens are input tokens read from and written to the
+	// prompt cache. Each protocol reports them as its API does: Anthropic
+	// each kind apart (cache writes only there); OpenAI and Gemini the
+	// prompt with the cached tokens in it, and the cached ones again.
+	InputTokens, OutputTokens         int64
+	CacheReadTokens, CacheWriteTokens int64
 }
 
 // Call is a tool call the model makes.
