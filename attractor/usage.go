@@ -2,6 +2,8 @@ package attractor
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -196,4 +198,51 @@ func (m *UsageMeter) Over(next Usage) *BudgetError {
 		return &BudgetError{What: "cost", Key: b.CostKey, Limit: b.MaxCostUSD, Spent: t.CostUSD}
 	}
 	return nil
+}
+
+// String is u in a few words: its tokens and cost, or that the cost is
+// unknown.
+func (u Usage) String() string {
+	s := Thousands(u.Tokens()) + " tokens"
+	if u.Costed() {
+		return s + ", " + USD(u.CostUSD)
+	}
+	return s + ", cost unknown"
+}
+
+// String is t in a few words: tokens, cost, and how many attempts the
+// cost leaves out.
+func (t UsageTotal) String() string {
+	s := Thousands(t.Tokens()) + " tokens"
+	switch {
+	case t.Uncosted == 0:
+		return s + ", " + USD(t.CostUSD)
+	case t.Uncosted == t.Attempts:
+		return s + ", cost unknown (no price configured)"
+	}
+	return fmt.Sprintf("%s, %s + %d attempt(s) of unknown cost", s, USD(t.CostUSD), t.Uncosted)
+}
+
+// USD writes dollars: with cents from a dollar up, to four places below.
+func USD(v float64) string {
+	if v < 1 && v > -1 {
+		return fmt.Sprintf("$%.4f", v)
+	}
+	return fmt.Sprintf("$%.2f", v)
+}
+
+// Thousands writes n with a comma every three digits.
+func Thousands(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	if n < 0 || len(s) <= 3 {
+		return s
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
