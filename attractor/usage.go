@@ -91,6 +91,10 @@ type Budget struct {
 	Charge func(delta Usage) error
 }
 
+// MetaBudgetLimited is the Outcome.Meta key (true) of an agent attempt a
+// budget stopped; reports call the run budget-limited.
+const MetaBudgetLimited = "budget_limited"
+
 // BudgetError is a budget a run reached: which, its limit, and what the
 // run had spent.
 type BudgetError struct {

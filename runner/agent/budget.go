@@ -16,10 +16,6 @@ import (
 // usage only when they end (Codex, Gemini) are held to the budget between
 // attempts.
 
-// MetaBudgetLimited is the Outcome.Meta key of an attempt a budget
-// stopped; the summary then calls the run budget-limited.
-const MetaBudgetLimited = "budget_limited"
-
 // budgetGate refuses an attempt the run cannot afford, or whose cost a
 // cost budget could not see.
 func (a *Agent) budgetGate(req attractor.AgentRequest, sel selection) *attractor.Outcome {
@@ -46,7 +42,7 @@ func (a *Agent) budgetGate(req attractor.AgentRequest, sel selection) *attractor
 // was stopped, the budget and its key.
 func budgetFailure(be *attractor.BudgetError, how string) attractor.Outcome {
 	o := failure(attractor.ClassBudgetExhausted, fmt.Sprintf("agent %s: %v", how, be))
-	o.Meta = map[string]any{MetaBudgetLimited: true}
+	o.Meta = map[string]any{attractor.MetaBudgetLimited: true}
 	return o
 }
 
