@@ -37,4 +37,3 @@ func or(s, def string) string {
 	}
 	return def
 }
-
