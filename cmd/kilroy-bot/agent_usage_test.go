@@ -1,0 +1,157 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/runner/agent/agenttest"
+)
+
+// usageTurns is a model script whose calls report every kind of token:
+// write hello.txt, then finish.
+func usageTurns(shell shellTool) []agenttest.Turn {
+	write := shell.turn("echo hi > hello.txt")
+	write.InputTokens, write.OutputTokens, write.CacheReadTokens, write.CacheWriteTokens = 1234, 56, 7000, 890
+	done := agenttest.Text("Created hello.txt. OUTCOME:SUCCESS")
+	done.InputTokens, done.OutputTokens, done.CacheReadTokens = 321, 45, 8000
+	return []agenttest.Turn{write, done}
+}
+
+// servedUsage sums what the fake server reported for the turns it served,
+// by kind as the bot counts them (cache writes only where the protocol
+// reports them: Anthropic's); every request that took a turn counts.
+func servedUsage(srv *agenttest.Server, turns []agenttest.Turn, cacheWrites bool) attractor.Usage {
+	var u attractor.Usage
+	for _, r := range srv.Requests() {
+		if r.Turn < 0 {
+			continue
+		}
+		t := turns[min(r.Turn, len(turns)-1)]
+		u.InputTokens += or64(t.InputTokens, 100)
+		u.OutputTokens += or64(t.OutputTokens, 10)
+		u.CacheReadTokens += t.CacheReadTokens
+		if cacheWrites {
+			u.CacheWriteTokens += t.CacheWriteTokens
+		}
+	}
+	return u
+}
+
+func or64(v, def int64) int64 {
+	if v != 0 {
+		return v
+	}
+	return def
+}
+
+// stageUsage reads the usage of node's last attempt from its status.json.
+func stageUsage(t *testing.T, runDir, node string) attractor.Usage {
+	t.Helper()
+	var st struct{ Usage *attractor.Usage }
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(runDir, "nodes", node, "status.json"))), &st); err != nil || st.Usage == nil {
+		t.Fatalf("%s/status.json has no usage (%v)", node, err)
+	}
+	return *st.Usage
+}
+
+// checkpointUsage reads the run's total from checkpoint.json.
+func checkpointUsage(t *testing.T, runDir string) attractor.UsageTotal {
+	t.Helper()
+	var cp struct{ Usage *attractor.UsageTotal }
+	if err := json.Unmarshal([]byte(readFile(t, filepath.Join(runDir, "checkpoint.json"))), &cp); err != nil || cp.Usage == nil {
+		t.Fatalf("checkpoint.json has no usage (%v)", err)
+	}
+	return *cp.Usage
+}
+
+// progressUsage sums the usage progress.ndjson gives the attempts.
+func progressUsage(t *testing.T, runDir string) attractor.UsageTotal {
+	t.Helper()
+	var total attractor.UsageTotal
+	for _, line := range strings.Split(strings.TrimSpace(readFile(t, filepath.Join(runDir, "progress.ndjson"))), "\n") {
+		var ev struct {
+			Type  string
+			Usage *attractor.Usage
+		}
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Usage != nil {
+			total.Add(*ev.Usage)
+		}
+	}
+	return total
+}
+
+// price is the cost of u at a price of input, output, cache read and
+// cache write dollars per million tokens, computed here on its own.
+func price(u attractor.Usage, in, out, read, write float64) float64 {
+	return (float64(u.InputTokens)*in + float64(u.OutputTokens)*out + float64(u.CacheReadTokens)*read + float64(u.CacheWriteTokens)*write) / 1e6
+}
+
+// The api backend over both protocols reports, per attempt and per run,
+// exactly the tokens the fake server served by kind and their cost at the
+// configured prices; the report and the terminal summary show them.
+func TestAPIBackendUsage(t *testing.T) {
+	for _, api := range []string{"anthropic", "openai"} {
+		t.Run(api, func(t *testing.T) {
+			turns := usageTurns(shellTool{"shell", "command"})
+			srv := agenttest.New(t, turns...)
+			dir := t.TempDir()
+			agents := filepath.Join(dir, "agents.yml")
+			base := srv.URL
+			if api == "openai" {
+				base += "/v1"
+			}
+			writeAgents(t, agents, "api", map[string]any{"kind": "api", "api": api, "base_url": base, "model": "fake-model",
+				"key_env": "KILROY_TEST_MODEL_KEY",
+				"prices": map[string]any{"fake-*": map[string]any{"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75}}}, 0)
+			t.Setenv("KILROY_TEST_MODEL_KEY", "sk-test-USAGEKEY0123456789")
+			repo := newRepo(t, map[string]string{".kilroy/ci.dot": dotFor(`
+  fix [shape=box, prompt="Create hello.txt containing hi"]
+  check [shape=octagon, command="grep -q hi hello.txt"]
+  start -> fix -> check -> exit`)})
+			runDir := filepath.Join(dir, "run")
+			code, stdout, stderr := runCmd("run", "--repo", repo, "--run-dir", runDir, "--data-dir", filepath.Join(dir, "data"),
+				"--agents", agents, "--format", "markdown")
+			if code != 0 {
+				t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+			}
+			want := servedUsage(srv, turns, api == "anthropic")
+			want.Backend, want.Provider, want.Model = "api", map[string]string{"anthropic": "anthropic", "openai": "openai"}[api], "fake-model"
+			want.CostUSD, want.CostSource = price(want, 3, 15, 0.3, 3.75), attractor.CostPriced
+			got := stageUsage(t, runDir, "fix")
+			if diff := cmp.Diff(got, want, floatNear()); diff != "" {
+				t.Errorf("fix's usage in status.json (-got +want):\n%s", diff)
+			}
+			var total attractor.UsageTotal
+			total.Add(want)
+			if diff := cmp.Diff(checkpointUsage(t, runDir), total, floatNear()); diff != "" {
+				t.Errorf("checkpoint.json's usage (-got +want):\n%s", diff)
+			}
+			if diff := cmp.Diff(progressUsage(t, runDir), total, floatNear()); diff != "" {
+				t.Errorf("progress.ndjson's usage (-got +want):\n%s", diff)
+			}
+			for _, s := range []string{"### Agent usage", attractor.Thousands(want.CacheReadTokens), attractor.USD(want.CostUSD)} {
+				if !strings.Contains(stdout, s) {
+					t.Errorf("the report lacks %q:\n%s", s, stdout)
+				}
+			}
+			if _, err := os.Stat(filepath.Join(runDir, "report.md")); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+}
+
+// floatNear compares costs to a billionth of a dollar: sums of float
+// products differ in their last bits by the order of addition.
+func floatNear() cmp.Option {
+	return cmp.Comparer(func(a, b float64) bool { return a == b || (a-b < 1e-9 && b-a < 1e-9) })
+}
