@@ -62,6 +62,9 @@ type cliCase struct {
 	// wantCalls, when set, is how many requests taking a turn the server
 	// must see in the whole run.
 	wantCalls int
+	// wantUsage: the fix node's status.json holds exactly the tokens the
+	// server served, and the cost the CLI reported or the prices give.
+	wantUsage bool
 }
 
 // progressAttempts reads the failure class of every attempt of node from
@@ -246,6 +249,7 @@ func runCLICase(t *testing.T, srv *agenttest.Server, c cliUnderTest, tc cliCase)
 	if c.api != "" {
 		backend = map[string]any{"kind": "api", "api": c.api, "base_url": c.baseURL(srv.URL), "model": "fake-model"}
 	}
+	backend["prices"] = map[string]any{"**": testPrice}
 	writeAgents(t, agents, or(c.cli, c.api), backend, tc.maxTurns)
 	retries := "1"
 	if tc.noRetry {
@@ -299,6 +303,9 @@ func runCLICase(t *testing.T, srv *agenttest.Server, c cliUnderTest, tc cliCase)
 	if strings.Contains(reason, c.key) || strings.Contains(stdout, c.key) || strings.Contains(stderr, c.key) {
 		t.Errorf("the key shows in the reason or the output")
 	}
+	if tc.wantUsage {
+		checkCLIUsage(t, srv, c, tc, runDir)
+	}
 	if got := strings.Contains(runBranchFileList(t, repo), "hello.txt"); got != tc.wantCommit {
 		t.Errorf("hello.txt on the run branch: %v, want %v", got, tc.wantCommit)
 	}
@@ -326,7 +333,7 @@ func cliMatrix(shell shellTool) []cliCase {
 	fail := agenttest.Failing
 	ti, st, de, be := "transient_infra", "structural", "deterministic", "budget_exhausted"
 	return []cliCase{
-		{name: "happy path", turns: []agenttest.Turn{write, done}, wantClasses: []string{""}, wantCommit: true},
+		{name: "happy path", turns: usageTurns(shell), wantClasses: []string{""}, wantCommit: true, wantUsage: true},
 		{name: "stream cut once", turns: []agenttest.Turn{fail(agenttest.CutStream), write, done}, wantClasses: []string{""}, wantCommit: true},
 		// Cut at the stream's start: Claude Code sometimes takes a stream cut
 		// mid-message for the whole message and ends its session as if done

@@ -23,24 +23,11 @@ func usageTurns(shell shellTool) []agenttest.Turn {
 	return []agenttest.Turn{write, done}
 }
 
-// servedUsage sums what the fake server reported for the turns it served,
-// by kind as the bot counts them (cache writes only where the protocol
-// reports them: Anthropic's); every request that took a turn counts.
-func servedUsage(srv *agenttest.Server, turns []agenttest.Turn, cacheWrites bool) attractor.Usage {
-	var u attractor.Usage
-	for _, r := range srv.Requests() {
-		if r.Turn < 0 {
-			continue
-		}
-		t := turns[min(r.Turn, len(turns)-1)]
-		u.InputTokens += or64(t.InputTokens, 100)
-		u.OutputTokens += or64(t.OutputTokens, 10)
-		u.CacheReadTokens += t.CacheReadTokens
-		if cacheWrites {
-			u.CacheWriteTokens += t.CacheWriteTokens
-		}
-	}
-	return u
+// servedUsage is what the fake server reported in its answers, by kind.
+func servedUsage(srv *agenttest.Server) attractor.Usage {
+	s := srv.Served()
+	return attractor.Usage{InputTokens: s.InputTokens, OutputTokens: s.OutputTokens,
+		CacheReadTokens: s.CacheReadTokens, CacheWriteTokens: s.CacheWriteTokens}
 }
 
 func or64(v, def int64) int64 {
@@ -111,7 +98,7 @@ func TestAPIBackendUsage(t *testing.T) {
 			}
 			writeAgents(t, agents, "api", map[string]any{"kind": "api", "api": api, "base_url": base, "model": "fake-model",
 				"key_env": "KILROY_TEST_MODEL_KEY",
-				"prices": map[string]any{"fake-*": map[string]any{"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75}}}, 0)
+				"prices":  map[string]any{"fake-*": map[string]any{"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75}}}, 0)
 			t.Setenv("KILROY_TEST_MODEL_KEY", "sk-test-USAGEKEY0123456789")
 			repo := newRepo(t, map[string]string{".kilroy/ci.dot": dotFor(`
   fix [shape=box, prompt="Create hello.txt containing hi"]
@@ -123,7 +110,7 @@ func TestAPIBackendUsage(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("run: exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 			}
-			want := servedUsage(srv, turns, api == "anthropic")
+			want := servedUsage(srv)
 			want.Backend, want.Provider, want.Model = "api", map[string]string{"anthropic": "anthropic", "openai": "openai"}[api], "fake-model"
 			want.CostUSD, want.CostSource = price(want, 3, 15, 0.3, 3.75), attractor.CostPriced
 			got := stageUsage(t, runDir, "fix")
@@ -155,3 +142,51 @@ func TestAPIBackendUsage(t *testing.T) {
 func floatNear() cmp.Option {
 	return cmp.Comparer(func(a, b float64) bool { return a == b || (a-b < 1e-9 && b-a < 1e-9) })
 }
+
+// testPrice is the price every backend of the CLI matrix gets, per
+// million tokens.
+var testPrice = map[string]any{"input": 3, "output": 15, "cache_read": 0.3, "cache_write": 3.75}
+
+// checkCLIUsage checks the fix node's usage after a case of the CLI
+// matrix: the tokens the fake server served, by kind, and the cost the
+// CLI reported (Claude Code: its stream's closing total_cost_usd) or the
+// configured price gives.
+func checkCLIUsage(t *testing.T, srv *agenttest.Server, c cliUnderTest, tc cliCase, runDir string) {
+	t.Helper()
+	got := stageUsage(t, runDir, "fix")
+	want := servedUsage(srv)
+	if diff := cmp.Diff([]int64{got.InputTokens, got.OutputTokens, got.CacheReadTokens, got.CacheWriteTokens},
+		[]int64{want.InputTokens, want.OutputTokens, want.CacheReadTokens, want.CacheWriteTokens}); diff != "" {
+		t.Errorf("fix's tokens [input output cache_read cache_write] (-got +want):\n%s", diff)
+	}
+	wantCost, wantSource := price(got, 3, 15, 0.3, 3.75), attractor.CostPriced
+	if c.cli == "claude" && c.api == "" {
+		wantCost, wantSource = claudeReportedCost(t, runDir), attractor.CostReported
+	}
+	if got.CostSource != wantSource || !floatEq(got.CostUSD, wantCost) {
+		t.Errorf("fix's cost %v (%s), want %v (%s)", got.CostUSD, got.CostSource, wantCost, wantSource)
+	}
+	if total := checkpointUsage(t, runDir); total.Tokens() != got.Tokens() || !floatEq(total.CostUSD, got.CostUSD) {
+		t.Errorf("checkpoint.json's total %+v does not match the one attempt %+v", total, got)
+	}
+	t.Logf("usage: %s (%s)", got, got.CostSource)
+}
+
+// claudeReportedCost is total_cost_usd of the closing result event in
+// Claude Code's stream.
+func claudeReportedCost(t *testing.T, runDir string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(readFile(t, filepath.Join(runDir, "nodes", "fix", "agent.stdout.jsonl")), "\n") {
+		var ev struct {
+			Type string
+			Cost *float64 `json:"total_cost_usd"`
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Type == "result" && ev.Cost != nil {
+			return *ev.Cost
+		}
+	}
+	t.Fatal("Claude Code's stream has no result event with total_cost_usd")
+	return 0
+}
+
+func floatEq(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
