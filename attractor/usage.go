@@ -102,17 +102,24 @@ type BudgetError struct {
 	Key   string
 	Limit float64
 	Spent float64
-	Err   error // a refusal from Budget.Charge
+	// Next: the budget is not reached yet, but the next step as estimated
+	// would pass it.
+	Next bool
+	Err  error // a refusal from Budget.Charge
 }
 
 func (e *BudgetError) Error() string {
+	how := "is reached"
+	if e.Next {
+		how = "would be passed by the next model call"
+	}
 	switch {
 	case e.Err != nil:
 		return e.Err.Error()
 	case e.What == "cost":
-		return fmt.Sprintf("the run's agent cost budget of $%.4f (%s) is reached: $%.4f spent", e.Limit, e.Key, e.Spent)
+		return fmt.Sprintf("the run's agent cost budget of %s (%s) %s: %s spent", USD(e.Limit), e.Key, how, USD(e.Spent))
 	}
-	return fmt.Sprintf("the run's agent token budget of %.0f tokens (%s) is reached: %.0f spent", e.Limit, e.Key, e.Spent)
+	return fmt.Sprintf("the run's agent token budget of %s tokens (%s) %s: %s spent", Thousands(int64(e.Limit)), e.Key, how, Thousands(int64(e.Spent)))
 }
 
 // UsageMeter is a run's agent usage as it happens, shared by the run's
@@ -196,10 +203,11 @@ func (m *UsageMeter) Over(next Usage) *BudgetError {
 	defer m.mu.Unlock()
 	b, t := m.budget, m.total
 	if b.MaxTokens > 0 && t.Tokens()+next.Tokens() > b.MaxTokens || b.MaxTokens > 0 && t.Tokens() >= b.MaxTokens {
-		return &BudgetError{What: "tokens", Key: b.TokensKey, Limit: float64(b.MaxTokens), Spent: float64(t.Tokens())}
+		return &BudgetError{What: "tokens", Key: b.TokensKey, Limit: float64(b.MaxTokens), Spent: float64(t.Tokens()),
+			Next: t.Tokens() < b.MaxTokens}
 	}
 	if b.MaxCostUSD > 0 && (t.CostUSD+next.CostUSD > b.MaxCostUSD || t.CostUSD >= b.MaxCostUSD) {
-		return &BudgetError{What: "cost", Key: b.CostKey, Limit: b.MaxCostUSD, Spent: t.CostUSD}
+		return &BudgetError{What: "cost", Key: b.CostKey, Limit: b.MaxCostUSD, Spent: t.CostUSD, Next: t.CostUSD < b.MaxCostUSD}
 	}
 	return nil
 }

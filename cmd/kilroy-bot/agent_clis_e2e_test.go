@@ -65,6 +65,12 @@ type cliCase struct {
 	// wantUsage: the fix node's status.json holds exactly the tokens the
 	// server served, and the cost the CLI reported or the prices give.
 	wantUsage bool
+	// config, when set, is the repository's .kilroy/config.yml.
+	config string
+	// wantFile is on the run branch though the run fails (work kept).
+	wantFile string
+	// callsIn, when set, bounds the requests taking a turn: [min, max].
+	callsIn [2]int
 }
 
 // progressAttempts reads the failure class of every attempt of node from
@@ -202,6 +208,8 @@ var codexCLI = cliUnderTest{
 			tc.wantReason = "high demand"
 		case "HTTP 400":
 			tc.wantReason = "invalid_request_error"
+		case "budget":
+			return "Codex reports usage only when its session ends (turn.completed): the bot holds it to a budget between attempts, not within one (not built yet)"
 		}
 		return ""
 	},
@@ -224,6 +232,8 @@ var geminiCLI = cliUnderTest{
 			// It takes seconds to start (more on a busy machine) before
 			// its first model call.
 			tc.nodeAttrs = `, timeout="20s"`
+		case "budget":
+			return "Gemini CLI prints its usage only when it ends: the bot holds it to a budget between attempts, not within one (not built yet)"
 		}
 		return ""
 	},
@@ -255,10 +265,14 @@ func runCLICase(t *testing.T, srv *agenttest.Server, c cliUnderTest, tc cliCase)
 	if tc.noRetry {
 		retries = "0"
 	}
-	repo := newRepo(t, map[string]string{".kilroy/ci.dot": dotFor(`
+	files := map[string]string{".kilroy/ci.dot": dotFor(`
   fix [shape=box, prompt="Create hello.txt containing hi", max_retries=` + retries + tc.nodeAttrs + `]
   check [shape=octagon, command="grep -q hi hello.txt"]
-  start -> fix -> check -> exit`)})
+  start -> fix -> check -> exit`)}
+	if tc.config != "" {
+		files[".kilroy/config.yml"] = tc.config
+	}
+	repo := newRepo(t, files)
 	runDir := filepath.Join(dir, "run")
 	args := []string{"run", "--repo", repo, "--run-dir", runDir, "--data-dir", filepath.Join(dir, "data"), "--agents", agents}
 	if !c.sandbox {
@@ -281,6 +295,15 @@ func runCLICase(t *testing.T, srv *agenttest.Server, c cliUnderTest, tc cliCase)
 	}
 	if tc.wantCalls > 0 && srv.Calls() != tc.wantCalls {
 		t.Errorf("the server saw %d model calls, want %d", srv.Calls(), tc.wantCalls)
+	}
+	if tc.callsIn[1] > 0 && (srv.Calls() < tc.callsIn[0] || srv.Calls() > tc.callsIn[1]) {
+		t.Errorf("the server saw %d model calls, want %d to %d", srv.Calls(), tc.callsIn[0], tc.callsIn[1])
+	}
+	if tc.wantFile != "" && !strings.Contains(runBranchFileList(t, repo), tc.wantFile) {
+		t.Errorf("%s, the work so far, is not on the run branch", tc.wantFile)
+	}
+	if tc.wantRun == "budget_exhausted" && tc.config != "" && !strings.Contains(stdout, "budget-limited") {
+		t.Errorf("the report does not say budget-limited:\n%s", stdout)
 	}
 	if !strings.Contains(reason, tc.wantReason) {
 		t.Errorf("the run's reason %q lacks %q", reason, tc.wantReason)
@@ -306,7 +329,7 @@ func runCLICase(t *testing.T, srv *agenttest.Server, c cliUnderTest, tc cliCase)
 	if tc.wantUsage {
 		checkCLIUsage(t, srv, c, tc, runDir)
 	}
-	if got := strings.Contains(runBranchFileList(t, repo), "hello.txt"); got != tc.wantCommit {
+	if got := strings.Contains(runBranchFileList(t, repo), "hello.txt"); got != tc.wantCommit && tc.wantFile != "hello.txt" {
 		t.Errorf("hello.txt on the run branch: %v, want %v", got, tc.wantCommit)
 	}
 	for name, body := range stage {
@@ -349,6 +372,9 @@ func cliMatrix(shell shellTool) []cliCase {
 		{name: "turn limit", turns: []agenttest.Turn{shell.turn("echo still working")}, wantClasses: []string{be}, wantRun: be, wantReason: "turn limit"},
 		{name: "timeout", turns: []agenttest.Turn{{Text: "halfway there", Calls: []agenttest.Call{shell.call("sleep 60")}}},
 			noRetry: true, nodeAttrs: `, timeout="4s"`, wantClasses: []string{ti}, wantRun: ti, wantReason: "timed out", wantKept: "halfway there"},
+		// The model keeps asking for tools; limits.max_tokens stops the
+		// agent within one model call of the budget.
+		budgetCase(shell),
 		// The attempt succeeds; its checkpoint is refused and the run stops.
 		{name: "key written into a file", turns: []agenttest.Turn{write, shell.turn("echo \"$ANTHROPIC_API_KEY$OPENAI_API_KEY$CODEX_API_KEY$GEMINI_API_KEY\" > key.txt"), done},
 			wantClasses: []string{""}, wantRun: de, wantReason: "key.txt:1"},

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -190,3 +191,29 @@ func claudeReportedCost(t *testing.T, runDir string) float64 {
 }
 
 func floatEq(a, b float64) bool { return a-b < 1e-9 && b-a < 1e-9 }
+
+// budgetCase is the budget case of the CLI matrix: every model call uses
+// budgetCallTokens tokens and asks for another tool, for ever; the
+// repository's limits.max_tokens allows budgetCalls of them and a half.
+// The agent must stop within one call of the budget, fail
+// budget_exhausted naming the key, and the work so far (hello.txt) reach
+// the run branch.
+func budgetCase(shell shellTool) cliCase {
+	first := shell.turn("echo hi > hello.txt")
+	more := shell.turn("echo more >> hello.txt")
+	for _, t := range []*agenttest.Turn{&first, &more} {
+		t.InputTokens, t.OutputTokens = budgetCallTokens-100, 100
+	}
+	limit := budgetCalls*budgetCallTokens + budgetCallTokens/2
+	return cliCase{
+		name: "budget", turns: []agenttest.Turn{first, more}, noRetry: true,
+		config:      fmt.Sprintf("version: 1\nlimits:\n  max_tokens: %d\n", limit),
+		wantClasses: []string{"budget_exhausted"}, wantRun: "budget_exhausted", wantReason: "limits.max_tokens",
+		wantFile: "hello.txt", callsIn: [2]int{budgetCalls, budgetCalls + 1},
+	}
+}
+
+const (
+	budgetCallTokens = 1000
+	budgetCalls      = 4
+)
