@@ -89,6 +89,14 @@ type Budget struct {
 	// further spending (the server's daily budget per installation). Its
 	// error ends the attempt as budget_exhausted.
 	Charge func(delta Usage) error
+	// Allow, when set, is asked before every step whether spending may go
+	// on (the daily budget again, as other runs spend it); its error ends
+	// the attempt, or keeps it from starting, as budget_exhausted.
+	Allow func() error
+	// CostKey names a budget in dollars the host holds the run to besides
+	// MaxCostUSD (the daily one), so that an agent whose cost cannot be
+	// known is refused: "" for none.
+	DailyKey string
 }
 
 // MetaBudgetLimited is the Outcome.Meta key (true) of an agent attempt a
@@ -198,6 +206,11 @@ func (m *UsageMeter) Finish(u Usage) {
 func (m *UsageMeter) Over(next Usage) *BudgetError {
 	if m == nil {
 		return nil
+	}
+	if allow := m.budget.Allow; allow != nil {
+		if err := allow(); err != nil {
+			return &BudgetError{Err: err}
+		}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()

@@ -57,6 +57,10 @@ type LocalOptions struct {
 	// spend and may refuse more (the server's daily budget per
 	// installation): the agent then stops, budget_exhausted.
 	ChargeUsage func(attractor.Usage) error
+	// AllowUsage, when set, is asked before every agent step whether the
+	// daily budget lets it go on; DailyBudgetKey names that budget.
+	AllowUsage     func() error
+	DailyBudgetKey string
 }
 
 // Prepared is a run ready to execute: worktree made, policy resolved.

@@ -16,7 +16,7 @@ func (p *Prepared) newMeter(o LocalOptions) *attractor.UsageMeter {
 	b := attractor.Budget{
 		MaxCostUSD: l.MaxCostUSD, CostKey: or(l.MaxCostUSDFrom, "limits.max_cost_usd in "+ConfigPath),
 		MaxTokens: l.MaxTokens, TokensKey: or(l.MaxTokensFrom, "limits.max_tokens in "+ConfigPath),
-		Charge: o.ChargeUsage,
+		Charge: o.ChargeUsage, Allow: o.AllowUsage, DailyKey: o.DailyBudgetKey,
 	}
 	return attractor.NewUsageMeter(seed, b)
 }

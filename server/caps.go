@@ -25,6 +25,9 @@ import (
 type Caps struct {
 	MaxRunTimeout  time.Duration
 	MaxNodeTimeout time.Duration
+	// MaxRunCostUSD and MaxRunTokens cap a run's agents (budget.go).
+	MaxRunCostUSD float64
+	MaxRunTokens  int64
 	Graph          attractor.GraphCaps
 	MaxPipelines   int
 	// Checkout bounds the tree of a run's head, measured before the bot
@@ -88,6 +91,7 @@ func (c Caps) clamp(sel *runner.Selection) []string {
 				joinList(lowered), sel.GraphPath, m, plural(len(lowered), "it gets", "they get")))
 		}
 	}
+	notes = append(notes, c.clampBudgets(&cfg.Limits)...)
 	sel.Config = &cfg
 	return notes
 }

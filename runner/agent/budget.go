@@ -24,11 +24,15 @@ func (a *Agent) budgetGate(req attractor.AgentRequest, sel selection) *attractor
 		return nil
 	}
 	b := m.Budget()
-	if b.MaxCostUSD > 0 && sel.b.CLI != CLIClaude {
+	key := b.CostKey
+	if b.MaxCostUSD <= 0 {
+		key = b.DailyKey
+	}
+	if key != "" && (sel.b.Kind != KindCLI || sel.b.CLI != CLIClaude) {
 		if _, ok := sel.b.price(sel.model); !ok {
-			return structural(fmt.Sprintf("%s caps the run's agent cost, and agent backend %s reports no cost for model %q: "+
+			return structural(fmt.Sprintf("%s caps agent cost, and agent backend %s reports no cost for model %q: "+
 				"set agents.backends.%s.prices (US dollars per million tokens; doublestar patterns over model names)",
-				b.CostKey, sel.name, sel.model, sel.name))
+				key, sel.name, sel.model, sel.name))
 		}
 	}
 	if be := m.Over(attractor.Usage{}); be != nil {

@@ -19,6 +19,16 @@ type Config struct {
 	// Backends are the allowed backends by name. A node may use only these.
 	Backends map[string]Backend `yaml:"backends" json:"backends"`
 	Limits   Limits             `yaml:"limits" json:"limits"`
+	// Budgets cap what runs' agents may spend (the server's caps over a
+	// repository's limits.max_cost_usd and limits.max_tokens).
+	Budgets Budgets `yaml:"budgets" json:"budgets"`
+}
+
+// Budgets are the operator's caps on agent spending; zero is no cap.
+type Budgets struct {
+	PerRunUSD               float64 `yaml:"per_run_usd" json:"per_run_usd"`
+	PerRunTokens            int64   `yaml:"per_run_tokens" json:"per_run_tokens"`
+	PerInstallationDailyUSD float64 `yaml:"per_installation_daily_usd" json:"per_installation_daily_usd"`
 }
 
 // Backend kinds.
