@@ -271,3 +271,6 @@ func Thousands(n int64) string {
 	}
 	return b.String()
 }
+
+// Unwrap is the refusal of Budget.Charge or Budget.Allow, if that was it.
+func (e *BudgetError) Unwrap() error { return e.Err }
