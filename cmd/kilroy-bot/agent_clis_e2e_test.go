@@ -208,8 +208,6 @@ var codexCLI = cliUnderTest{
 			tc.wantReason = "high demand"
 		case "HTTP 400":
 			tc.wantReason = "invalid_request_error"
-		case "budget":
-			return "Codex reports usage only when its session ends (turn.completed): the bot holds it to a budget between attempts, not within one (not built yet)"
 		}
 		return ""
 	},
@@ -232,8 +230,6 @@ var geminiCLI = cliUnderTest{
 			// It takes seconds to start (more on a busy machine) before
 			// its first model call.
 			tc.nodeAttrs = `, timeout="20s"`
-		case "budget":
-			return "Gemini CLI prints its usage only when it ends: the bot holds it to a budget between attempts, not within one (not built yet)"
 		}
 		return ""
 	},

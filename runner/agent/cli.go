@@ -29,7 +29,10 @@ type cliRun struct {
 	limitHit bool
 	// usage, when set, meters the usage the CLI streams (usageWatch);
 	// what it spent and the budget that stopped the CLI end up here.
-	usage     *usageWatch
+	usage *usageWatch
+	// poll, when set, starts reading usage from where the CLI records it
+	// as it goes (Gemini's session file) and returns its stop.
+	poll      func() (stop func())
 	liveSpent Usage
 	liveCost  float64
 	budget    *attractor.BudgetError
@@ -68,8 +71,8 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 	if sel.b.CLI == CLICodex {
 		run.maxTurns = a.lim.MaxTurns
 	}
-	if sel.b.CLI == CLIClaude && req.Usage != nil {
-		run.usage = newUsageWatch(nil, req.Usage, func(u Usage) attractor.Usage { return *attemptUsage(sel, "", u, nil) }, stop)
+	if req.Usage != nil {
+		a.watchUsage(&run, sel, req, home, stop)
 	}
 	jail := a.jail(req)
 	run.stdoutPath, run.stderrPath = cliLogPaths(req.StageDir, sel.b.CLI)
@@ -158,11 +161,16 @@ func (a *Agent) execCLI(ctx context.Context, run *cliRun, promptPath, dir string
 		watch = newCodexTurnWatch(stdout, run.maxTurns, run.stop)
 		out = watch
 	}
-	if run.usage != nil {
+	if run.usage != nil && (run.poll == nil || run.usage.onLine != nil) {
 		run.usage.w = out
 		out = run.usage
 	}
+	stopPoll := func() {}
+	if run.poll != nil {
+		stopPoll = run.poll()
+	}
 	run.res, run.err = sandbox.Run(ctx, sandbox.Cmd{Argv: run.argv, Dir: dir, Env: env, Stdin: stdin, Stdout: out, Stderr: stderr, Jail: jail})
+	stopPoll()
 	run.limitHit = watch != nil && watch.limitHit()
 	if run.usage != nil {
 		run.liveSpent, run.liveCost, run.budget = run.usage.result()

@@ -23,6 +23,12 @@ type usageWatch struct {
 	price func(Usage) attractor.Usage
 	stop  func()
 
+	// onLine, when set, is called (with mu held) for every line of the
+	// stream, after the stream's own usage is read: Codex's stream has
+	// none, but a completed item means the call that asked for it is in
+	// its rollout file, read then.
+	onLine func(line []byte)
+
 	mu     sync.Mutex
 	line   []byte
 	seen   map[string]Usage // by message id: the usage spent for it
@@ -53,6 +59,9 @@ func (u *usageWatch) Write(p []byte) (int, error) {
 			break
 		}
 		u.event(u.line)
+		if u.onLine != nil {
+			u.onLine(u.line)
+		}
 		u.line, p = u.line[:0], p[i+1:]
 	}
 	return n, err
@@ -78,13 +87,27 @@ func (u *usageWatch) event(line []byte) {
 	if json.Unmarshal(line, &ev) != nil || ev.Type != "assistant" || ev.Message.ID == "" {
 		return
 	}
-	now := Usage{InputTokens: ev.Message.Usage.Input, OutputTokens: ev.Message.Usage.Output,
-		CacheReadTokens: ev.Message.Usage.CacheRead, CacheWriteTokens: ev.Message.Usage.CacheCreate}
-	delta := now.sub(u.seen[ev.Message.ID])
+	u.observe(ev.Message.ID, Usage{InputTokens: ev.Message.Usage.Input, OutputTokens: ev.Message.Usage.Output,
+		CacheReadTokens: ev.Message.Usage.CacheRead, CacheWriteTokens: ev.Message.Usage.CacheCreate})
+}
+
+// observe spends what model call id used beyond what was spent for it,
+// and stops the CLI once the budget is reached or one more call like it
+// would pass it. The caller holds u.mu.
+func (u *usageWatch) observe(id string, now Usage) { u.spendUpTo(id, now, now) }
+
+// observeTotal is observe for a session's running total, the next call
+// estimated like the last one. The caller holds u.mu.
+func (u *usageWatch) observeTotal(total, last Usage) { u.spendUpTo("session", total, last) }
+
+// spendUpTo spends what id used beyond what was spent for it; next is
+// the estimate of the next call. The caller holds u.mu.
+func (u *usageWatch) spendUpTo(id string, now, next Usage) {
+	delta := now.sub(u.seen[id])
 	if delta.tokens() <= 0 {
 		return
 	}
-	u.seen[ev.Message.ID] = now
+	u.seen[id] = now
 	u.spent.add(delta)
 	d := u.price(delta)
 	u.cost += d.CostUSD
@@ -93,7 +116,7 @@ func (u *usageWatch) event(line []byte) {
 		return
 	}
 	if u.budget = spendErr(err); u.budget == nil {
-		u.budget = u.meter.Over(u.price(now))
+		u.budget = u.meter.Over(u.price(next))
 	}
 	if u.budget != nil {
 		u.stop()
@@ -125,4 +148,36 @@ func (a *Agent) settleUsage(req attractor.AgentRequest, sel selection, run cliRu
 	}
 	req.Usage.Finish(*used)
 	return used
+}
+
+// watchUsage sets up the run's usage watch where the CLI shows usage as
+// it goes: Claude Code in its stream, Gemini CLI and Codex in the session
+// files they write under the isolated HOME.
+func (a *Agent) watchUsage(run *cliRun, sel selection, req attractor.AgentRequest, home string, stop func()) {
+	var read func(string, int64, *usageWatch)
+	switch {
+	case sel.b.CLI == CLIClaude:
+	case sel.b.CLI == CLIGemini && home != "":
+		read = geminiSessionUsage
+	case sel.b.CLI == CLICodex && home != "":
+		read = codexSessionUsage
+	default:
+		return
+	}
+	run.usage = newUsageWatch(nil, req.Usage, func(u Usage) attractor.Usage { return *attemptUsage(sel, "", u, nil) }, stop)
+	if sel.b.CLI == CLICodex {
+		w, limit := run.usage, a.lim.MaxLogBytes
+		w.onLine = func(line []byte) {
+			if !bytes.Contains(line, []byte(`"item.completed"`)) {
+				return
+			}
+			if total, last := codexTotal(home, limit); total != nil {
+				w.observeTotal(*total, *last)
+			}
+		}
+	}
+	if read != nil {
+		w, limit := run.usage, a.lim.MaxLogBytes
+		run.poll = func() func() { return sessionUsagePoll(home, limit, w, read) }
+	}
 }
