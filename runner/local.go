@@ -61,6 +61,10 @@ type LocalOptions struct {
 	// daily budget lets it go on; DailyBudgetKey names that budget.
 	AllowUsage     func() error
 	DailyBudgetKey string
+	// CapBudgets, when set, lowers the run's agent budgets to the
+	// operator's (agents.budgets of a local --agents file) and says what
+	// it lowered; the server caps them before the run instead.
+	CapBudgets func(*policy.Limits) []string
 }
 
 // Prepared is a run ready to execute: worktree made, policy resolved.

@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"fmt"
+
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 )
 
@@ -13,6 +15,13 @@ func (p *Prepared) newMeter(o LocalOptions) *attractor.UsageMeter {
 		seed = *p.cp.Usage
 	}
 	l := p.cp.Limits
+	if o.CapBudgets != nil {
+		for _, note := range o.CapBudgets(&l) {
+			if o.Live != nil {
+				fmt.Fprintf(o.Live, "kilroy: %s\n", note)
+			}
+		}
+	}
 	b := attractor.Budget{
 		MaxCostUSD: l.MaxCostUSD, CostKey: or(l.MaxCostUSDFrom, "limits.max_cost_usd in "+ConfigPath),
 		MaxTokens: l.MaxTokens, TokensKey: or(l.MaxTokensFrom, "limits.max_tokens in "+ConfigPath),

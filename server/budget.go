@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
@@ -25,22 +26,39 @@ const (
 	dailyKey        = "agents.budgets.per_installation_daily_usd in the server policy"
 )
 
-// clampBudgets caps l's agent budgets by c and says what it lowered.
-func (c Caps) clampBudgets(l *policy.Limits) []string {
+// budgetKey is the key of a cap from c's budget file (BudgetFile, else
+// the server policy).
+func (c Caps) budgetKey(serverKey string) string {
+	if c.BudgetFile == "" {
+		return serverKey
+	}
+	return strings.Replace(serverKey, "the server policy", c.BudgetFile, 1)
+}
+
+// whose is whose budget a note says the repository's value is above.
+func (c Caps) whose() string {
+	if c.BudgetFile == "" {
+		return "this server's budget"
+	}
+	return "the budget in " + c.BudgetFile
+}
+
+// ClampBudgets caps l's agent budgets by c and says what it lowered.
+func (c Caps) ClampBudgets(l *policy.Limits) []string {
 	var notes []string
 	if m := c.MaxRunCostUSD; m > 0 && (l.MaxCostUSD <= 0 || l.MaxCostUSD > m) {
 		if l.MaxCostUSD > m {
-			notes = append(notes, fmt.Sprintf("`limits.max_cost_usd` of %s in %s is above this server's budget; the run's agents may cost %s.",
-				attractor.USD(l.MaxCostUSD), runner.ConfigPath, attractor.USD(m)))
+			notes = append(notes, fmt.Sprintf("`limits.max_cost_usd` of %s in %s is above %s; the run's agents may cost %s.",
+				attractor.USD(l.MaxCostUSD), runner.ConfigPath, c.whose(), attractor.USD(m)))
 		}
-		l.MaxCostUSD, l.MaxCostUSDFrom = m, perRunUSDKey
+		l.MaxCostUSD, l.MaxCostUSDFrom = m, c.budgetKey(perRunUSDKey)
 	}
 	if m := c.MaxRunTokens; m > 0 && (l.MaxTokens <= 0 || l.MaxTokens > m) {
 		if l.MaxTokens > m {
-			notes = append(notes, fmt.Sprintf("`limits.max_tokens` of %s in %s is above this server's budget; the run's agents may use %s tokens.",
-				attractor.Thousands(l.MaxTokens), runner.ConfigPath, attractor.Thousands(m)))
+			notes = append(notes, fmt.Sprintf("`limits.max_tokens` of %s in %s is above %s; the run's agents may use %s tokens.",
+				attractor.Thousands(l.MaxTokens), runner.ConfigPath, c.whose(), attractor.Thousands(m)))
 		}
-		l.MaxTokens, l.MaxTokensFrom = m, perRunTokensKey
+		l.MaxTokens, l.MaxTokensFrom = m, c.budgetKey(perRunTokensKey)
 	}
 	return notes
 }

@@ -36,7 +36,7 @@ func TestClampBudgets(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			l := tt.in
-			notes := caps.clampBudgets(&l)
+			notes := caps.ClampBudgets(&l)
 			if diff := cmp.Diff(l, tt.want); diff != "" {
 				t.Errorf("limits (-got +want):\n%s", diff)
 			}
@@ -50,7 +50,7 @@ func TestClampBudgets(t *testing.T) {
 			}
 		})
 	}
-	if l := (policy.Limits{MaxCostUSD: 50}); len(Caps{}.clampBudgets(&l)) != 0 || l.MaxCostUSD != 50 {
+	if l := (policy.Limits{MaxCostUSD: 50}); len(Caps{}.ClampBudgets(&l)) != 0 || l.MaxCostUSD != 50 {
 		t.Errorf("a server without budgets changed the repository's: %+v", l)
 	}
 }

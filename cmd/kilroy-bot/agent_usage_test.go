@@ -217,3 +217,35 @@ const (
 	budgetCallTokens = 1000
 	budgetCalls      = 4
 )
+
+// A local run applies the per-run budgets of its --agents file over the
+// repository's larger limits.max_tokens, says so on stderr, and names the
+// file's key when the budget stops the agent.
+func TestLocalAgentsFileBudget(t *testing.T) {
+	c := budgetCase(shellTool{"shell", "command"})
+	srv := agenttest.New(t, c.turns...)
+	dir := t.TempDir()
+	agents := filepath.Join(dir, "agents.yml")
+	cfg := map[string]any{"agents": map[string]any{"default": "api",
+		"backends": map[string]any{"api": map[string]any{"kind": "api", "api": "anthropic", "base_url": srv.URL, "model": "fake-model", "no_key": true}},
+		"budgets":  map[string]any{"per_run_tokens": budgetCalls*budgetCallTokens + budgetCallTokens/2}}}
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, agents, string(data)+"\n", 0o644)
+	repo := newRepo(t, map[string]string{".kilroy/config.yml": "version: 1\nlimits:\n  max_tokens: 9000000\n", ".kilroy/ci.dot": dotFor(`
+  fix [shape=box, prompt="Create hello.txt containing hi"]
+  start -> fix -> exit`)})
+	code, stdout, stderr := runCmd("run", "--repo", repo, "--run-dir", filepath.Join(dir, "run"), "--data-dir", filepath.Join(dir, "data"),
+		"--agents", agents, "--format", "markdown")
+	if code != 1 || !strings.Contains(stdout, "agents.budgets.per_run_tokens in "+agents) || !strings.Contains(stdout, "budget-limited") {
+		t.Errorf("run: exit %d, want 1, budget-limited, naming the file's key\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "is above the budget in "+agents) {
+		t.Errorf("stderr does not say the repository's max_tokens was lowered:\n%s", stderr)
+	}
+	if calls := srv.Calls(); calls < budgetCalls || calls > budgetCalls+1 {
+		t.Errorf("%d model calls, want %d or %d", calls, budgetCalls, budgetCalls+1)
+	}
+}

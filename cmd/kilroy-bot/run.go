@@ -18,6 +18,7 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/runner/agent"
 	"github.com/kilroy-bot/kilroy-bot/runner/image"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
+	appserver "github.com/kilroy-bot/kilroy-bot/server"
 )
 
 // localFlags are the flags `run` and `resume` share.
@@ -190,6 +191,8 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 		return o, err
 	}
 	where := f.agents + ", the file --agents names"
+	caps := appserver.Caps{MaxRunCostUSD: cfg.Budgets.PerRunUSD, MaxRunTokens: cfg.Budgets.PerRunTokens, BudgetFile: f.agents}
+	o.CapBudgets = caps.ClampBudgets
 	o.NewAgent = func(policyEnv map[string]string, managedRoots, caches string, sb *sandbox.Sandbox) (attractor.Agent, error) {
 		return agent.New(cfg, agent.Deps{HostEnv: host, Policy: policyEnv, SecretNames: botSecretNames,
 			Sandbox: sb, ManagedRoots: managedRoots, Caches: caches, Where: where})
