@@ -30,9 +30,9 @@ type Caps struct {
 	MaxRunTokens  int64
 	// BudgetFile names where the budgets come from when not the server
 	// policy (a local run's --agents file).
-	BudgetFile string
-	Graph          attractor.GraphCaps
-	MaxPipelines   int
+	BudgetFile   string
+	Graph        attractor.GraphCaps
+	MaxPipelines int
 	// Checkout bounds the tree of a run's head, measured before the bot
 	// checks it out (zero: no bound).
 	Checkout gitops.TreeLimits
