@@ -274,3 +274,14 @@ func Thousands(n int64) string {
 
 // Unwrap is the refusal of Budget.Charge or Budget.Allow, if that was it.
 func (e *BudgetError) Unwrap() error { return e.Err }
+
+// Merge adds the total o to t.
+func (t *UsageTotal) Merge(o UsageTotal) {
+	t.Attempts += o.Attempts
+	t.InputTokens += o.InputTokens
+	t.OutputTokens += o.OutputTokens
+	t.CacheReadTokens += o.CacheReadTokens
+	t.CacheWriteTokens += o.CacheWriteTokens
+	t.CostUSD += o.CostUSD
+	t.Uncosted += o.Uncosted
+}

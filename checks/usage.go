@@ -93,3 +93,13 @@ func budgetTitle(v *RunView) string {
 	}
 	return ""
 }
+
+// seedUsage sets a node's usage from before a resume, and counts it in
+// the run's.
+func (v *RunView) seedUsage(n *NodeView, u attractor.UsageTotal) {
+	v.Usage.Merge(u)
+	n.Usage = u
+	if b, _ := n.Outcome.Meta[attractor.MetaBudgetLimited].(bool); b {
+		v.BudgetLimited = true
+	}
+}

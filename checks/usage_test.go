@@ -96,3 +96,27 @@ func TestNoUsageNoSection(t *testing.T) {
 		t.Errorf("a run without agent usage has a usage section:\n%s", summary)
 	}
 }
+
+// A resumed run's checks count the usage of the nodes it finished before
+// it was interrupted, then what it spends after.
+func TestUsageSeededOnResume(t *testing.T) {
+	const src = `digraph fix {
+  start [shape=Mdiamond]
+  plan [shape=box, prompt="plan it"]
+  code [shape=box, prompt="write it"]
+  done [shape=Msquare]
+  start -> plan -> code -> done
+}
+`
+	before := attractor.UsageTotal{Attempts: 2, InputTokens: 3000, OutputTokens: 200, CostUSD: 0.05}
+	after := attractor.Usage{InputTokens: 700, OutputTokens: 70, CostUSD: 0.01, CostSource: attractor.CostPriced}
+	s := newScript(t, src, RunInfo{Pipeline: "fix"})
+	s.r.Seed(Prior{Nodes: []PriorNode{{ID: "plan", Visits: 1, Attempts: 2, Outcome: attractor.Outcome{Status: attractor.StatusSuccess}, Usage: before}}})
+	s.start("code").attempt("code", true, attractor.Outcome{Status: attractor.StatusSuccess, Usage: &after}, time.Second)
+	v := s.r.View()
+	want := before
+	want.Add(after)
+	if v.Usage != want || v.Node("plan").Usage != before {
+		t.Errorf("run usage %+v (plan %+v), want %+v (plan %+v)", v.Usage, v.Node("plan").Usage, want, before)
+	}
+}

@@ -302,7 +302,7 @@ func priorOf(h *runner.History) checks.Prior {
 	var p checks.Prior
 	for _, n := range h.Nodes {
 		p.Nodes = append(p.Nodes, checks.PriorNode{ID: n.ID, Visits: n.Visits, Attempts: n.Attempts,
-			Duration: n.Duration, Outcome: n.Outcome, CheckpointSHA: n.CheckpointSHA, Dir: n.Dir})
+			Duration: n.Duration, Outcome: n.Outcome, CheckpointSHA: n.CheckpointSHA, Dir: n.Dir, Usage: n.Usage})
 	}
 	for _, e := range h.Edges {
 		p.Edges = append(p.Edges, checks.PriorEdge{From: e.From, To: e.To, Method: e.Method})
