@@ -1,6 +1,8 @@
 package runpage
 
 import (
+	"html/template"
+
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 )
 
@@ -52,7 +54,5 @@ func costText(t attractor.UsageTotal) string {
 	return attractor.USD(t.CostUSD)
 }
 
-func init() {
-	funcs["tokens"] = attractor.Thousands
-	funcs["cost"] = costText
-}
+// usageFuncs are the functions usageTemplate calls.
+var usageFuncs = template.FuncMap{"tokens": attractor.Thousands, "cost": costText}
