@@ -136,3 +136,25 @@ func (d DailyBudget) key() string {
 	}
 	return dailyKey
 }
+
+// note is the summary's note for a run of p that starts while its
+// installation's daily budget is spent: its agent nodes will not run
+// before the day turns. None when p has no agent node or the budget is
+// not spent.
+func (d DailyBudget) note(ctx context.Context, log *slog.Logger, installation int64, p *attractor.Pipeline) []string {
+	if d.MaxUSD <= 0 || d.Store == nil || p == nil {
+		return nil
+	}
+	agents := false
+	for _, n := range p.Nodes {
+		agents = agents || n.Kind == attractor.KindCodergen
+	}
+	if !agents {
+		return nil
+	}
+	_, allow := d.hooks(ctx, log, installation)
+	if err := allow(); err != nil {
+		return []string{"This run's agent nodes will not run: " + err.Error() + "."}
+	}
+	return nil
+}

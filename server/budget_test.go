@@ -104,3 +104,38 @@ func TestDailyBudgetAcrossReplicas(t *testing.T) {
 		t.Errorf("the next UTC day is still refused: %v", err)
 	}
 }
+
+// A run of a pipeline with agent nodes that starts while its
+// installation's daily budget is spent says so in a note; one without
+// agent nodes, or with budget left, does not.
+func TestDailyBudgetNote(t *testing.T) {
+	q, err := queue.Open(context.Background(), queue.Options{DataDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = q.Close() })
+	ctx, log := context.Background(), slog.New(slog.DiscardHandler)
+	now := time.Date(2026, 5, 6, 12, 0, 0, 0, time.UTC)
+	d := DailyBudget{MaxUSD: 2, Store: q, Now: func() time.Time { return now }}
+	load := func(body string) *attractor.Pipeline {
+		p, ds, err := attractor.Load("p.dot", []byte("digraph p {\n start [shape=Mdiamond]\n exit [shape=Msquare]\n"+body+"\n}\n"))
+		if err != nil {
+			t.Fatalf("%v\n%v", err, ds)
+		}
+		return p
+	}
+	agentic := load(`fix [shape=box, prompt="x"]` + "\n start -> fix -> exit")
+	plain := load(`t [shape=parallelogram, tool_command="true"]` + "\n start -> t -> exit")
+	if notes := d.note(ctx, log, 5, agentic); notes != nil {
+		t.Errorf("with budget left: %q", notes)
+	}
+	if _, err := q.AddSpend(ctx, 5, queue.SpendDay(now), 2.5, 1); err != nil {
+		t.Fatal(err)
+	}
+	if notes := d.note(ctx, log, 5, agentic); len(notes) != 1 || !strings.Contains(notes[0], dailyKey) || !strings.Contains(notes[0], "00:00 UTC") {
+		t.Errorf("spent, with agent nodes: %q", notes)
+	}
+	if notes := d.note(ctx, log, 5, plain); notes != nil {
+		t.Errorf("spent, without agent nodes: %q", notes)
+	}
+}

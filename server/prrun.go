@@ -111,6 +111,7 @@ func (r *prRun) prepare(ctx context.Context, src gitops.TokenSource) (*runner.Pr
 		return nil, err
 	}
 	r.job.Notes = append(r.job.Notes, r.s.o.Caps.clamp(sel)...)
+	r.job.Notes = append(r.job.Notes, r.s.o.Daily.note(ctx, r.log, r.job.InstallationID, sel.Pipeline)...)
 	if err := r.measureHead(ctx, git, f.mirror); err != nil {
 		return nil, err
 	}
