@@ -34,7 +34,10 @@ type RunConfig struct {
 	Host      Host   // required: processes and checkpoints
 	Listener  Listener
 	// Agent runs codergen (box) nodes; nil means none configured.
-	Agent       Agent
+	Agent Agent
+	// Usage meters the run's agent usage against its budget; every agent
+	// attempt gets it (AgentRequest.Usage). Nil: not metered.
+	Usage       *UsageMeter
 	Interviewer Interviewer
 	// Handlers adds or replaces handlers by type string (a node's type=,
 	// else its kind).

@@ -58,7 +58,7 @@ func (r *run) newStage(ln *lane, n *Node, visit, attempt int) (*Stage, error) {
 		RunID: r.cfg.RunID, Node: n, Pipeline: r.p, Context: ln.rc,
 		Visit: visit, Attempt: attempt, Dir: dir, Workspace: r.cfg.Workspace,
 		Predecessor: ln.prev, PredecessorOutcome: ln.prevOutcome,
-		Host: r.cfg.Host, Agent: r.cfg.Agent, Interviewer: r.cfg.Interviewer,
+		Host: r.cfg.Host, Agent: r.cfg.Agent, Interviewer: r.cfg.Interviewer, Usage: r.cfg.Usage,
 	}
 	s.Env = stageEnv(s)
 	if err := removeStale(s.Env[EnvStatusPath], s.Env[EnvStatusFallbackPath]); err != nil {

@@ -49,6 +49,7 @@ type Stage struct {
 	Host        Host
 	Agent       Agent
 	Interviewer Interviewer
+	Usage       *UsageMeter // the run's agent usage and budget; may be nil
 
 	procs []processRecord
 }

@@ -29,6 +29,10 @@ type AgentRequest struct {
 	StageEnv  map[string]string // KILROY_* variables for agent processes
 	Context   *Context          // run context, read only
 	Attempt   int
+	// Usage is the run's usage meter: the agent spends into it as its
+	// backend reports usage and stops before a step that would pass the
+	// budget. Nil: not metered.
+	Usage *UsageMeter
 }
 
 // codergenHandler writes the prompt, runs the agent and writes its
@@ -47,7 +51,7 @@ func codergenHandler(ctx context.Context, s *Stage) (Outcome, error) {
 	defer cancel()
 	o, err := s.Agent.Run(actx, AgentRequest{
 		RunID: s.RunID, Node: s.Node, Prompt: prompt, Workspace: s.Workspace,
-		StageDir: s.Dir, StageEnv: s.Env, Context: s.Context, Attempt: s.Attempt,
+		StageDir: s.Dir, StageEnv: s.Env, Context: s.Context, Attempt: s.Attempt, Usage: s.Usage,
 	})
 	if err != nil {
 		return agentFailure(ctx, err, s.Node.Timeout), nil

@@ -24,7 +24,9 @@ type Outcome struct {
 	// Findings are positions in workspace files a verify step reported;
 	// reporters turn them into annotations.
 	Findings []findings.Finding `json:"findings,omitempty"`
-	Details  map[string]any     `json:"details,omitempty"`
+	// Usage is what an agent attempt consumed (agent nodes only).
+	Usage   *Usage         `json:"usage,omitempty"`
+	Details map[string]any `json:"details,omitempty"`
 	// Response is an agent's final text, written to response.md rather
 	// than kept in status.json or the run state.
 	Response string `json:"-"`

@@ -21,10 +21,19 @@ func sameOutcome(a, b Outcome) bool {
 		a.FailureReason == b.FailureReason && a.FailureClass == b.FailureClass &&
 		a.FailureSignature == b.FailureSignature && a.Response == b.Response &&
 		sameSlice(a.SuggestedNextIDs, b.SuggestedNextIDs) && sameSlice(a.Findings, b.Findings) &&
-		sameMap(a.ContextUpdates, b.ContextUpdates) && sameMap(a.Meta, b.Meta) && sameMap(a.Details, b.Details) {
+		sameMap(a.ContextUpdates, b.ContextUpdates) && sameMap(a.Meta, b.Meta) && sameMap(a.Details, b.Details) &&
+		sameUsage(a.Usage, b.Usage) {
 		return true
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// sameUsage reports whether a and b are both nil or hold the same usage.
+func sameUsage(a, b *Usage) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	return *a == *b
 }
 
 // sameValue is reflect.DeepEqual(a, b), quick for the scalars a run

@@ -27,12 +27,20 @@ func TestSameOutcomeIsDeepEqual(t *testing.T) {
 			v.Set(m)
 		case reflect.Slice:
 			v.Set(reflect.Append(reflect.MakeSlice(v.Type(), 0, 1), reflect.Zero(v.Type().Elem())))
+		case reflect.Pointer:
+			v.Set(reflect.New(v.Type().Elem()))
 		default:
 			t.Fatalf("Outcome.%s is a %s: teach this test (and sameOutcome) about it", f.Name, v.Kind())
 		}
 		if sameOutcome(base, other) || sameOutcome(other, base) {
 			t.Errorf("outcomes differing in %s compare the same", f.Name)
 		}
+	}
+	withUsage := base
+	withUsage.Usage = &Usage{InputTokens: 1}
+	if sameOutcome(base, withUsage) || sameOutcome(withUsage, Outcome{Status: StatusSuccess, Notes: "n", Meta: base.Meta,
+		Findings: base.Findings, Usage: &Usage{InputTokens: 2}}) {
+		t.Errorf("outcomes differing in their usage compare the same")
 	}
 	copied := base
 	copied.Meta = map[string]any{"exit_code": 0}

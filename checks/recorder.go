@@ -140,6 +140,7 @@ func (r *Recorder) AttemptFinished(_ context.Context, ev attractor.AttemptFinish
 	n.Attempts++
 	n.Duration += ev.Duration
 	n.Outcome, n.HasOutcome = cloneOutcome(ev.Outcome), true
+	r.view.addUsage(n, ev.Outcome)
 	if ev.Dir != "" {
 		n.Dir = ev.Dir
 	}

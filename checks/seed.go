@@ -26,6 +26,8 @@ type PriorNode struct {
 	Outcome       attractor.Outcome
 	CheckpointSHA string
 	Dir           string // stage directory of the latest attempt; "" if unknown
+	// Usage sums its agent attempts' usage.
+	Usage attractor.UsageTotal
 }
 
 // PriorEdge is one transition the run took.
@@ -47,6 +49,7 @@ func (r *Recorder) Seed(prior Prior) {
 		n.Outcome, n.HasOutcome = cloneOutcome(p.Outcome), true
 		n.State, n.SkipReason = finalState(p.Outcome)
 		n.CheckpointSHA, n.Dir = p.CheckpointSHA, p.Dir
+		r.view.seedUsage(n, p.Usage)
 	}
 	for _, e := range prior.Edges {
 		// The records keep the rule that chose a transition, not the edge:

@@ -14,7 +14,7 @@ const maxTitle = 200
 // three are redacted and within GitHub's limits.
 func Summary(v *RunView, opts RenderOptions) (title, summary, text string) {
 	rv := redactView(v, opts.Redactor)
-	title = clip(firstLine(opts.Redactor.Redact(runTitle(rv))), maxTitle)
+	title = clip(firstLine(opts.Redactor.Redact(budgetTitle(rv)+runTitle(rv))), maxTitle)
 	summary = fitSummary(rv, opts)
 	text = Truncate(opts.Redactor.Redact(failureText(rv, opts)), MaxOutput, opts.RunURL)
 	return title, summary, text
@@ -49,6 +49,7 @@ func summaryMarkdown(v *RunView, opts RenderOptions, graph string) string {
 		b.WriteString("> **Goal:** " + cell(v.Goal) + "\n\n")
 	}
 	b.WriteString(nodeTable(v, opts) + "\n")
+	b.WriteString(usageSection(v))
 	b.WriteString(graph + "\n")
 	if s := skippedList(v); s != "" {
 		b.WriteString("### Not run\n\n" + s + "\n")

@@ -32,7 +32,7 @@ func TerminalSummary(v *RunView, o TerminalOptions) string {
 	rv := redactView(v, o.Redactor)
 	p := painter(o.Color)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s\n", p.paint(runColor(rv.Status), p.bold("kilroy/"+rv.Pipeline+":")), o.Redactor.Redact(runTitle(rv)))
+	fmt.Fprintf(&b, "%s %s\n", p.paint(runColor(rv.Status), p.bold("kilroy/"+rv.Pipeline+":")), o.Redactor.Redact(budgetTitle(rv)+runTitle(rv)))
 	var w widths
 	for _, n := range rv.Nodes {
 		w.id, w.state = max(w.id, len(n.ID)), max(w.state, len(n.State))
@@ -42,6 +42,9 @@ func TerminalSummary(v *RunView, o TerminalOptions) string {
 	}
 	if rv.Finished() && rv.Duration > 0 {
 		fmt.Fprintf(&b, "%s %s\n", p.dim("took"), duration(rv.Duration))
+	}
+	if rv.Usage.Attempts > 0 {
+		fmt.Fprintf(&b, "%s %s\n", p.dim("agents used"), rv.Usage)
 	}
 	for _, f := range [][2]string{{"run directory", o.RunDir}, {"run branch", o.Branch}, {"report", o.Report}} {
 		if f[1] != "" {
@@ -64,6 +67,9 @@ func writeNodeLine(b *strings.Builder, p painter, n NodeView, w widths, o Termin
 	}
 	if n.Attempts > 1 {
 		line += fmt.Sprintf("  %s", p.dim(plural(n.Attempts, "attempt")))
+	}
+	if n.Usage.Attempts > 0 {
+		line += "  " + p.dim(n.Usage.String())
 	}
 	if why := nodeWhy(n); why != "" {
 		line += "  " + p.dim(clip(o.Redactor.Redact(why), 160))

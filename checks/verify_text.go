@@ -24,6 +24,9 @@ func verifySummary(v *RunView, n *NodeView, opts RenderOptions, rep VerifyReport
 	if c := opts.commit(n.CheckpointSHA); c != "" {
 		facts = append(facts, "Checkpoint: "+c)
 	}
+	if u := usageFact(n); u != "" {
+		facts = append(facts, u)
+	}
 	b.WriteString(strings.Join(facts, " · ") + "\n\n")
 	if k := len(rep.Annotations) + rep.Omitted; k > 0 {
 		fmt.Fprintf(&b, "%s annotated on their lines", plural(k, "finding"))

@@ -63,6 +63,11 @@ type RunView struct {
 
 	Nodes []NodeView // declaration order
 	Edges []EdgeView // the graph's edges, then jumps that follow no edge
+
+	// Usage sums the agent attempts' usage (usage.go); BudgetLimited says
+	// an agent budget stopped one.
+	Usage         attractor.UsageTotal
+	BudgetLimited bool
 }
 
 // NodeView is one node of a run.
@@ -92,6 +97,8 @@ type NodeView struct {
 	// Started is the node's place in the order nodes first started (1 for
 	// the first); 0 for a node that never started. Tables use it.
 	Started int
+	// Usage sums the node's agent attempts' usage.
+	Usage attractor.UsageTotal
 }
 
 // Findings returns the latest outcome's findings.

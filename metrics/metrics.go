@@ -81,6 +81,7 @@ type Metrics struct {
 	runs         *prometheus.CounterVec
 	nodeDuration *prometheus.HistogramVec
 	githubCalls  *prometheus.CounterVec
+	agents       *agentSeries // usage.go
 }
 
 // New creates the collectors and registers them on reg.
@@ -107,8 +108,10 @@ func New(reg prometheus.Registerer, opts Options) (*Metrics, error) {
 			Name: NameGitHubCalls,
 			Help: "GitHub API requests by HTTP status code (\"error\" when no response arrived); every attempt counts.",
 		}, []string{"status"}),
+		agents: newAgentSeries(),
 	}
 	cs := []prometheus.Collector{m.deliveries, m.runs, m.nodeDuration, m.githubCalls, buildInfoGauge(opts.Build)}
+	cs = append(cs, m.agents.collectors()...)
 	timeout := cmp.Or(opts.DepthTimeout, defaultDepthTimeout)
 	if opts.QueueDepth != nil {
 		cs = append(cs, &depthCollector{depth: opts.QueueDepth, timeout: timeout,

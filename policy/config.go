@@ -48,6 +48,14 @@ type Trigger struct {
 type Limits struct {
 	RunTimeout  time.Duration `json:"run_timeout"`
 	NodeTimeout time.Duration `json:"node_timeout"`
+	// MaxCostUSD and MaxTokens cap the run's coding agents (0: no cap).
+	// A server's budget may lower them; the ...From fields then name the
+	// setting the cap comes from instead of limits.max_cost_usd and
+	// limits.max_tokens in the repository's config.
+	MaxCostUSD     float64 `json:"max_cost_usd,omitempty"`
+	MaxTokens      int64   `json:"max_tokens,omitempty"`
+	MaxCostUSDFrom string  `json:"max_cost_usd_from,omitempty"`
+	MaxTokensFrom  string  `json:"max_tokens_from,omitempty"`
 }
 
 // Default values of the repository configuration.
@@ -88,8 +96,10 @@ type fileTrigger struct {
 }
 
 type fileLimits struct {
-	RunTimeout  string `yaml:"run_timeout"`
-	NodeTimeout string `yaml:"node_timeout"`
+	RunTimeout  string   `yaml:"run_timeout"`
+	NodeTimeout string   `yaml:"node_timeout"`
+	MaxCostUSD  *float64 `yaml:"max_cost_usd"`
+	MaxTokens   *int64   `yaml:"max_tokens"`
 }
 
 // withDefaults is the one place defaults are applied. Durations were
@@ -98,6 +108,12 @@ func withDefaults(f fileConfig, hasPipelines bool) *RepoConfig {
 	c := &RepoConfig{Version: f.Version, ArtifactPolicy: f.ArtifactPolicy.WithDefaults()}
 	c.Limits.RunTimeout, _ = parseLimit(f.Limits.RunTimeout, nil, DefaultRunTimeout)
 	c.Limits.NodeTimeout, _ = parseLimit(f.Limits.NodeTimeout, nil, DefaultNodeTimeout)
+	if f.Limits.MaxCostUSD != nil {
+		c.Limits.MaxCostUSD = *f.Limits.MaxCostUSD
+	}
+	if f.Limits.MaxTokens != nil {
+		c.Limits.MaxTokens = *f.Limits.MaxTokens
+	}
 	if hasPipelines {
 		c.Pipelines = map[string]Pipeline{}
 	}

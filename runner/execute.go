@@ -67,9 +67,11 @@ func (p *Prepared) Execute(ctx context.Context, o LocalOptions) (*attractor.RunR
 	if err != nil {
 		return nil, err
 	}
+	p.usage = p.newMeter(o)
 	cfg := attractor.RunConfig{
 		RunID: p.RunID, Workspace: p.Dir.Worktree(), RunDir: p.Dir.Nodes(), Host: host,
 		Listener: attractor.Listeners{prog, o.Listener}, Agent: agent, Interviewer: o.interviewer(),
+		Usage: p.usage,
 	}
 	if p.resumeFrom == nil {
 		return attractor.Run(ctx, p.Pipeline, cfg)
@@ -111,6 +113,7 @@ func (p *Prepared) saveCheckpoint(ctx context.Context, sha string, req attractor
 	}
 	p.cp.State.Apply(req.Delta)
 	p.cp.CommitSHA, p.cp.UpdatedAt, p.cp.Seq = rec.SHA, rec.At, rec.Seq
+	p.noteUsage()
 	if err := p.Dir.writeCheckpoint(p.cp); err != nil {
 		return err
 	}

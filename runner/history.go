@@ -33,6 +33,8 @@ type NodeHistory struct {
 	Outcome       attractor.Outcome
 	CheckpointSHA string
 	Dir           string // stage directory; "" when not found
+	// Usage sums the agent usage of its attempts.
+	Usage attractor.UsageTotal
 }
 
 // EdgeHistory is one transition the run took.
@@ -87,6 +89,9 @@ func readHistory(d RunDir, st *attractor.State) (*History, error) {
 			n := node(ev.Node)
 			n.Attempts++
 			n.Duration += time.Duration(ev.DurationMS) * time.Millisecond
+			if ev.Usage != nil {
+				n.Usage.Add(*ev.Usage)
+			}
 			if ev.Type == "node_finished" {
 				n.Outcome = attractor.Outcome{Status: attractor.Status(ev.Status),
 					FailureClass: attractor.FailureClass(ev.FailureClass), FailureReason: ev.Reason}

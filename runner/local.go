@@ -53,6 +53,18 @@ type LocalOptions struct {
 	KeepWorktree bool
 	// Images say which image the nodes run in and where it comes from.
 	Images ImageOptions
+	// ChargeUsage, when set, hears every increment of the run's agent
+	// spend and may refuse more (the server's daily budget per
+	// installation): the agent then stops, budget_exhausted.
+	ChargeUsage func(attractor.Usage) error
+	// AllowUsage, when set, is asked before every agent step whether the
+	// daily budget lets it go on; DailyBudgetKey names that budget.
+	AllowUsage     func() error
+	DailyBudgetKey string
+	// CapBudgets, when set, lowers the run's agent budgets to the
+	// operator's (agents.budgets of a local --agents file) and says what
+	// it lowered; the server caps them before the run instead.
+	CapBudgets func(*policy.Limits) []string
 }
 
 // Prepared is a run ready to execute: worktree made, policy resolved.
@@ -86,6 +98,8 @@ type Prepared struct {
 	// caches is the directory of the run's repository caches
 	// (EnvInputs.Caches).
 	caches string
+	// usage meters the run's agents while it executes.
+	usage *attractor.UsageMeter
 	// dropUnusedBranch makes cleanup delete the owned branch when it got
 	// no checkpoint: set for local runs, whose branch is in the user's
 	// repository. (A server run's branch is pushed once more at its end.)

@@ -18,10 +18,11 @@ import (
 // node ends. It is what a person tails while a run goes on and what tools
 // read after it.
 type Progress struct {
-	mu   sync.Mutex
-	w    io.Writer // progress.ndjson
-	live io.Writer // may be nil
-	now  func() time.Time
+	mu    sync.Mutex
+	w     io.Writer // progress.ndjson
+	live  io.Writer // may be nil
+	now   func() time.Time
+	usage attractor.UsageTotal // this execution's agent attempts
 }
 
 // NewProgress writes events to w and human lines to live (nil for none).
@@ -48,6 +49,10 @@ type event struct {
 	SHA          string `json:"sha,omitempty"`
 	BaseSHA      string `json:"base_sha,omitempty"`
 	Branch       string `json:"branch,omitempty"`
+	// Usage is an agent attempt's (attempt_finished, node_finished);
+	// UsageTotal the run's agents' in this execution (run_finished).
+	Usage      *attractor.Usage      `json:"usage,omitempty"`
+	UsageTotal *attractor.UsageTotal `json:"usage_total,omitempty"`
 }
 
 func (p *Progress) emit(ev event) error {
@@ -96,6 +101,12 @@ func (p *Progress) AttemptFinished(_ context.Context, ev attractor.AttemptFinish
 	case ev.Attempt > 1:
 		line += fmt.Sprintf("  after %d attempts", ev.Attempt)
 	}
+	if o.Usage != nil {
+		line += "  " + o.Usage.String()
+		p.mu.Lock()
+		p.usage.Add(*o.Usage)
+		p.mu.Unlock()
+	}
 	if o.FailureReason != "" && o.Status != attractor.StatusSuccess {
 		line += "  " + firstLine(o.FailureReason)
 	}
@@ -107,7 +118,7 @@ func (p *Progress) AttemptFinished(_ context.Context, ev attractor.AttemptFinish
 	return p.emit(event{
 		Type: typ, RunID: ev.RunID, Node: ev.Node.ID, Attempt: ev.Attempt,
 		Status: string(o.Status), FailureClass: string(o.FailureClass), Reason: o.FailureReason,
-		DurationMS: ev.Duration.Milliseconds(),
+		DurationMS: ev.Duration.Milliseconds(), Usage: o.Usage,
 	})
 }
 
@@ -125,11 +136,18 @@ func (p *Progress) RunFinished(_ context.Context, res *attractor.RunResult) erro
 		p.say(": %s", firstLine(res.FailureReason))
 	}
 	p.say("\n")
-	return p.emit(event{
+	p.mu.Lock()
+	total := p.usage
+	p.mu.Unlock()
+	ev := event{
 		Type: "run_finished", RunID: res.RunID, Status: string(res.Status),
 		FailureClass: string(res.FailureClass), Reason: res.FailureReason, Node: res.FailedNode,
 		DurationMS: res.Duration.Milliseconds(),
-	})
+	}
+	if total.Attempts > 0 {
+		ev.UsageTotal = &total
+	}
+	return p.emit(ev)
 }
 
 func short(sha string) string {

@@ -67,6 +67,9 @@ type Checkpoint struct {
 	// Image is the image the run's nodes run in, pinned at its start; nil:
 	// the host jail.
 	Image *RunImage `json:"image,omitempty"`
+	// Usage is what the run's coding agents used so far, every attempt
+	// counted; a resume goes on from it.
+	Usage *attractor.UsageTotal `json:"usage,omitempty"`
 
 	// Seq is the number of the last checkpoint; journalLen the bytes of
 	// checkpoints.ndjson its records fill (a torn line after them is cut

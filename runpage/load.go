@@ -37,6 +37,8 @@ type Run struct {
 	Events        []Event
 	EventsOmitted int
 	Report        string
+	// Usage sums the run's agent attempts (usage.go).
+	Usage attractor.UsageTotal
 	// Problems are files that could not be read or parsed; the page still
 	// shows the rest.
 	Problems []string
@@ -112,6 +114,7 @@ type Node struct {
 	Duration time.Duration
 	Commit   Commit
 	Logs     []Log
+	Usage    attractor.UsageTotal // its agent attempts'
 }
 
 // Written are the node's logs that have text, the ones the page shows.
@@ -171,20 +174,21 @@ type checkpointFile struct {
 
 // progressEvent is a progress.ndjson line as runner.Progress writes it.
 type progressEvent struct {
-	Time       time.Time `json:"time"`
-	Type       string    `json:"type"`
-	Pipeline   string    `json:"pipeline"`
-	Node       string    `json:"node"`
-	Attempt    int       `json:"attempt"`
-	Status     string    `json:"status"`
-	Reason     string    `json:"reason"`
-	DurationMS int64     `json:"duration_ms"`
-	From       string    `json:"from"`
-	To         string    `json:"to"`
-	Method     string    `json:"method"`
-	SHA        string    `json:"sha"`
-	BaseSHA    string    `json:"base_sha"`
-	Branch     string    `json:"branch"`
+	Time       time.Time        `json:"time"`
+	Type       string           `json:"type"`
+	Pipeline   string           `json:"pipeline"`
+	Node       string           `json:"node"`
+	Attempt    int              `json:"attempt"`
+	Status     string           `json:"status"`
+	Reason     string           `json:"reason"`
+	DurationMS int64            `json:"duration_ms"`
+	From       string           `json:"from"`
+	To         string           `json:"to"`
+	Method     string           `json:"method"`
+	SHA        string           `json:"sha"`
+	BaseSHA    string           `json:"base_sha"`
+	Branch     string           `json:"branch"`
+	Usage      *attractor.Usage `json:"usage"`
 }
 
 // Load reads the run directory of id. It fails with ErrInvalidID for an id
@@ -380,6 +384,7 @@ func (b *builder) apply(ev progressEvent) {
 		n.Attempts++
 		n.Duration += time.Duration(ev.DurationMS) * time.Millisecond
 		n.Status, n.Reason = ev.Status, redact(ev.Reason)
+		b.addUsage(n, ev)
 		if ev.Type == "attempt_finished" {
 			n.Status = "retrying"
 		}

@@ -122,6 +122,7 @@ summary { cursor: pointer; }
 </tr>
 {{end}}</tbody>
 </table>{{else}}<p class="muted">No node has started yet.</p>{{end}}
+{{template "usage" .}}
 
 {{if .Nodes}}<h2>Logs</h2>
 {{range .Nodes}}<h3 id="node-{{.Dir}}"><code>{{.ID}}</code> <span class="status-{{.Status}}">{{.Status}}</span></h3>

@@ -117,7 +117,7 @@ func New(opts Options) (*Pages, error) {
 		opts.LogTail = DefaultLogTail
 	}
 	opts.RunsDir = filepath.Clean(opts.RunsDir)
-	t, err := template.New("page").Funcs(funcs).Parse(pageTemplate)
+	t, err := template.New("page").Funcs(funcs).Funcs(usageFuncs).Parse(pageTemplate + usageTemplate)
 	if err != nil {
 		return nil, fmt.Errorf("runpage: parse template: %w", err)
 	}

@@ -25,8 +25,14 @@ import (
 type Caps struct {
 	MaxRunTimeout  time.Duration
 	MaxNodeTimeout time.Duration
-	Graph          attractor.GraphCaps
-	MaxPipelines   int
+	// MaxRunCostUSD and MaxRunTokens cap a run's agents (budget.go).
+	MaxRunCostUSD float64
+	MaxRunTokens  int64
+	// BudgetFile names where the budgets come from when not the server
+	// policy (a local run's --agents file).
+	BudgetFile   string
+	Graph        attractor.GraphCaps
+	MaxPipelines int
 	// Checkout bounds the tree of a run's head, measured before the bot
 	// checks it out (zero: no bound).
 	Checkout gitops.TreeLimits
@@ -88,6 +94,7 @@ func (c Caps) clamp(sel *runner.Selection) []string {
 				joinList(lowered), sel.GraphPath, m, plural(len(lowered), "it gets", "they get")))
 		}
 	}
+	notes = append(notes, c.ClampBudgets(&cfg.Limits)...)
 	sel.Config = &cfg
 	return notes
 }

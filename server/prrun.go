@@ -74,9 +74,10 @@ func (s *Server) HandleRun(ctx context.Context, job queue.RunJob) error {
 	r.log.Info("run: started", "head", job.HeadSHA, "resumes", job.Resumes, "branch", p.Branch)
 	push := newPusher(r.log, r.git, p.RepoDir, job.CloneURL, p.Branch, job.HeadSHA)
 	r.prep = p
+	charge, allow := s.o.Daily.hooks(ctx, r.log, job.InstallationID)
 	res, err := p.Execute(ctx, runner.LocalOptions{GitPath: s.o.GitPath, Env: r.env, Agent: s.o.Agent, NewAgent: s.o.NewAgent,
 		Listener: attractor.Listeners{r.rep, push}, Interviewer: r.interviewer(), Store: r.store(),
-		KeepWorktree: s.o.Pool != nil, Images: s.o.Images})
+		KeepWorktree: s.o.Pool != nil, Images: s.o.Images, ChargeUsage: charge, AllowUsage: allow, DailyBudgetKey: s.o.Daily.key()})
 	return r.end(ctx, push, res, err)
 }
 
@@ -115,6 +116,7 @@ func (r *prRun) prepare(ctx context.Context, src gitops.TokenSource) (*runner.Pr
 		return nil, err
 	}
 	r.job.Notes = append(r.job.Notes, r.s.o.Caps.clamp(sel)...)
+	r.job.Notes = append(r.job.Notes, r.s.o.Daily.note(ctx, r.log, r.job.InstallationID, sel.Pipeline)...)
 	if err := r.measureHead(ctx, git, f.mirror); err != nil {
 		return nil, err
 	}

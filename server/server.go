@@ -142,7 +142,9 @@ type ServerOptions struct {
 	Agent    attractor.Agent
 	NewAgent runner.AgentFactory
 	// Caps bound the run and node timeouts repositories configure.
-	Caps   Caps
+	Caps Caps
+	// Daily is the daily agent budget of each installation (budget.go).
+	Daily  DailyBudget
 	Logger *slog.Logger
 	// Pool, when set, keeps the worktrees of ended runs warm for the next
 	// run of the same repository (see warm.go); nil: every run checks out

@@ -16,6 +16,10 @@ import (
 // directory, and goes to .kilroy/config.yml.
 const ConfigTemplate = "config"
 
+// AgentsFile is where a template with a coding agent puts the sample
+// agents configuration a local run reads with --agents.
+const AgentsFile = ".kilroy/agents.yml"
+
 // File is one file a template adds, at its repository-relative path.
 type File struct {
 	Path    string // slash-separated, such as .kilroy/ci.dot

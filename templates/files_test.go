@@ -21,7 +21,7 @@ func TestFiles(t *testing.T) {
 		wantErr string
 	}{
 		{name: "ci-go", want: []string{".kilroy/ci.dot"}},
-		{name: "agent-fix", want: []string{".kilroy/fix.dot"}},
+		{name: "agent-fix", want: []string{".kilroy/agents.yml", ".kilroy/fix.dot"}},
 		{name: "config", want: []string{".kilroy/config.yml"}},
 		{name: "ci-rust", want: []string{".kilroy/ci.dot"}},
 		{name: "ci-ruby", wantErr: `no template "ci-ruby" (templates: agent-fix, ci-generic, ci-go, ci-java, ci-node, ci-python, ci-rust, config)`},

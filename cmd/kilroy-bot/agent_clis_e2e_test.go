@@ -66,6 +66,15 @@ type cliCase struct {
 	// wantCalls, when set, is how many requests taking a turn the server
 	// must see in the whole run.
 	wantCalls int
+	// wantUsage: the fix node's status.json holds exactly the tokens the
+	// server served, and the cost the CLI reported or the prices give.
+	wantUsage bool
+	// config, when set, is the repository's .kilroy/config.yml.
+	config string
+	// wantFile is on the run branch though the run fails (work kept).
+	wantFile string
+	// callsIn, when set, bounds the requests taking a turn: [min, max].
+	callsIn [2]int
 }
 
 // progressAttempts reads the failure class of every attempt of node from
@@ -262,15 +271,20 @@ func runCLICase(t *testing.T, srv *agenttest.Server, c cliUnderTest, tc cliCase)
 	if c.api != "" {
 		backend = map[string]any{"kind": "api", "api": c.api, "base_url": c.baseURL(srv.URL), "model": "fake-model"}
 	}
+	backend["prices"] = map[string]any{"**": testPrice}
 	writeAgentsNetwork(t, agents, or(c.cli, c.api), backend, tc.maxTurns, c.network)
 	retries := "1"
 	if tc.noRetry {
 		retries = "0"
 	}
-	repo := newRepo(t, map[string]string{".kilroy/ci.dot": dotFor(`
+	files := map[string]string{".kilroy/ci.dot": dotFor(`
   fix [shape=box, prompt="Create hello.txt containing hi", max_retries=` + retries + tc.nodeAttrs + `]
   check [shape=octagon, command="grep -q hi hello.txt"]
-  start -> fix -> check -> exit`)})
+  start -> fix -> check -> exit`)}
+	if tc.config != "" {
+		files[".kilroy/config.yml"] = tc.config
+	}
+	repo := newRepo(t, files)
 	runDir := filepath.Join(dir, "run")
 	args := []string{"run", "--repo", repo, "--run-dir", runDir, "--data-dir", filepath.Join(dir, "data"), "--agents", agents}
 	if !c.sandbox {
@@ -297,6 +311,15 @@ func runCLICase(t *testing.T, srv *agenttest.Server, c cliUnderTest, tc cliCase)
 	if tc.wantCalls > 0 && srv.Calls() != tc.wantCalls {
 		t.Errorf("the server saw %d model calls, want %d", srv.Calls(), tc.wantCalls)
 	}
+	if tc.callsIn[1] > 0 && (srv.Calls() < tc.callsIn[0] || srv.Calls() > tc.callsIn[1]) {
+		t.Errorf("the server saw %d model calls, want %d to %d", srv.Calls(), tc.callsIn[0], tc.callsIn[1])
+	}
+	if tc.wantFile != "" && !strings.Contains(runBranchFileList(t, repo), tc.wantFile) {
+		t.Errorf("%s, the work so far, is not on the run branch", tc.wantFile)
+	}
+	if tc.wantRun == "budget_exhausted" && tc.config != "" && !strings.Contains(stdout, "budget-limited") {
+		t.Errorf("the report does not say budget-limited:\n%s", stdout)
+	}
 	if !strings.Contains(reason, tc.wantReason) {
 		t.Errorf("the run's reason %q lacks %q", reason, tc.wantReason)
 	}
@@ -318,7 +341,10 @@ func runCLICase(t *testing.T, srv *agenttest.Server, c cliUnderTest, tc cliCase)
 	if strings.Contains(reason, c.key) || strings.Contains(stdout, c.key) || strings.Contains(stderr, c.key) {
 		t.Errorf("the key shows in the reason or the output")
 	}
-	if got := strings.Contains(runBranchFileList(t, repo), "hello.txt"); got != tc.wantCommit {
+	if tc.wantUsage {
+		checkCLIUsage(t, srv, c, tc, runDir)
+	}
+	if got := strings.Contains(runBranchFileList(t, repo), "hello.txt"); got != tc.wantCommit && tc.wantFile != "hello.txt" {
 		t.Errorf("hello.txt on the run branch: %v, want %v", got, tc.wantCommit)
 	}
 	for name, body := range stage {
@@ -345,7 +371,7 @@ func cliMatrix(shell shellTool) []cliCase {
 	fail := agenttest.Failing
 	ti, st, de, be := "transient_infra", "structural", "deterministic", "budget_exhausted"
 	return []cliCase{
-		{name: "happy path", turns: []agenttest.Turn{write, done}, wantClasses: []string{""}, wantCommit: true},
+		{name: "happy path", turns: usageTurns(shell), wantClasses: []string{""}, wantCommit: true, wantUsage: true},
 		{name: "stream cut once", turns: []agenttest.Turn{fail(agenttest.CutStream), write, done}, wantClasses: []string{""}, wantCommit: true},
 		// Cut at the stream's start: Claude Code sometimes takes a stream cut
 		// mid-message for the whole message and ends its session as if done
@@ -361,6 +387,9 @@ func cliMatrix(shell shellTool) []cliCase {
 		{name: "turn limit", turns: []agenttest.Turn{shell.turn("echo still working")}, wantClasses: []string{be}, wantRun: be, wantReason: "turn limit"},
 		{name: "timeout", turns: []agenttest.Turn{{Text: "halfway there", Calls: []agenttest.Call{shell.call("sleep 60")}}},
 			noRetry: true, nodeAttrs: `, timeout="4s"`, wantClasses: []string{ti}, wantRun: ti, wantReason: "timed out", wantKept: "halfway there"},
+		// The model keeps asking for tools; limits.max_tokens stops the
+		// agent within one model call of the budget.
+		budgetCase(shell),
 		// The attempt succeeds; its checkpoint is refused and the run stops.
 		{name: "key written into a file", turns: []agenttest.Turn{write, shell.turn("echo \"$ANTHROPIC_API_KEY$OPENAI_API_KEY$CODEX_API_KEY$GEMINI_API_KEY\" > key.txt"), done},
 			wantClasses: []string{""}, wantRun: de, wantReason: "key.txt:1"},

@@ -30,7 +30,8 @@ Templates:
   ci-rust     .kilroy/ci.dot: cargo build, cargo clippy, cargo test
   ci-java     .kilroy/ci.dot: Maven or Gradle by build file: compile, test
   ci-generic  .kilroy/ci.dot: make test, artifact check
-  agent-fix   .kilroy/fix.dot: a coding agent fixes the code until the tests pass
+  agent-fix   .kilroy/fix.dot: a coding agent fixes the code until the tests pass,
+              and .kilroy/agents.yml: its agent backend for kilroy-bot run --agents
   config      .kilroy/config.yml: every setting, commented (optional)
 
 Flags:
@@ -199,9 +200,16 @@ func initNext(root string, files []templates.File) string {
 	b.WriteString("\nnext:\n")
 	fmt.Fprintf(&b, "  kilroy-bot validate%s\n", repoArg)
 	fmt.Fprintf(&b, "  git%s add .kilroy && git%s commit -m 'Add kilroy pipeline'   (runs read committed files)\n", gitArg, gitArg)
+	agentsArg := ""
+	for _, f := range files {
+		if f.Path == templates.AgentsFile {
+			agentsArg = " --agents " + displayPath(root, f.Path)
+			fmt.Fprintf(&b, "  set the key variable %s names (key_env) in this shell, or point it at your model server\n", displayPath(root, f.Path))
+		}
+	}
 	for _, f := range files {
 		if strings.HasSuffix(f.Path, ".dot") {
-			fmt.Fprintf(&b, "  kilroy-bot run%s --graph %s\n", repoArg, strings.TrimSuffix(filepath.Base(f.Path), ".dot"))
+			fmt.Fprintf(&b, "  kilroy-bot run%s%s --graph %s\n", repoArg, agentsArg, strings.TrimSuffix(filepath.Base(f.Path), ".dot"))
 		}
 	}
 	return b.String()

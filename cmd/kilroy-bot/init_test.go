@@ -52,9 +52,10 @@ func TestInit(t *testing.T) {
 			wantStdout: []string{"git -C "},
 		},
 		{
-			name:      "template by name",
-			args:      []string{"--template", "agent-fix"},
-			wantFiles: map[string]string{".kilroy/fix.dot": "agent-fix"},
+			name:       "template by name",
+			args:       []string{"--template", "agent-fix"},
+			wantFiles:  map[string]string{".kilroy/fix.dot": "agent-fix", ".kilroy/agents.yml": "agent-fix"},
+			wantStdout: []string{filepath.Join(".kilroy", "agents.yml") + " --graph fix", "--agents ", "key_env"},
 		},
 		{
 			name:      "config",

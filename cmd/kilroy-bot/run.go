@@ -18,6 +18,7 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/runner/agent"
 	"github.com/kilroy-bot/kilroy-bot/runner/image"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
+	appserver "github.com/kilroy-bot/kilroy-bot/server"
 )
 
 // localFlags are the flags `run` and `resume` share.
@@ -198,6 +199,7 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 	}
 	o.Images.Store = store
 	if f.agents == "" {
+		o.Agent = agent.Missing{Where: agent.MissingLocal}
 		return o, nil
 	}
 	if sb != nil {
@@ -207,9 +209,12 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 		}
 	}
 	cfg := p.Agents
+	where := f.agents + ", the file --agents names"
+	caps := appserver.Caps{MaxRunCostUSD: cfg.Budgets.PerRunUSD, MaxRunTokens: cfg.Budgets.PerRunTokens, BudgetFile: f.agents}
+	o.CapBudgets = caps.ClampBudgets
 	o.NewAgent = func(policyEnv map[string]string, managedRoots, caches string, sb *sandbox.Sandbox) (attractor.Agent, error) {
 		return agent.New(cfg, agent.Deps{HostEnv: host, Policy: policyEnv, SecretNames: botSecretNames,
-			Sandbox: sb, ManagedRoots: managedRoots, Caches: caches})
+			Sandbox: sb, ManagedRoots: managedRoots, Caches: caches, Where: where})
 	}
 	return o, nil
 }
@@ -346,7 +351,7 @@ func priorOf(h *runner.History) checks.Prior {
 	var p checks.Prior
 	for _, n := range h.Nodes {
 		p.Nodes = append(p.Nodes, checks.PriorNode{ID: n.ID, Visits: n.Visits, Attempts: n.Attempts,
-			Duration: n.Duration, Outcome: n.Outcome, CheckpointSHA: n.CheckpointSHA, Dir: n.Dir})
+			Duration: n.Duration, Outcome: n.Outcome, CheckpointSHA: n.CheckpointSHA, Dir: n.Dir, Usage: n.Usage})
 	}
 	for _, e := range h.Edges {
 		p.Edges = append(p.Edges, checks.PriorEdge{From: e.From, To: e.To, Method: e.Method})

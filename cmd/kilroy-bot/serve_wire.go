@@ -48,6 +48,8 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 	if err != nil {
 		return runSide{}, err
 	}
+	budgets := w.Config.Policy.Agents.Budgets
+	caps.MaxRunCostUSD, caps.MaxRunTokens = budgets.PerRunUSD, budgets.PerRunTokens
 	pool, err := newWorktreePool(w.Config.DataDir, host, sb != nil)
 	if err != nil {
 		return runSide{}, err
@@ -76,6 +78,7 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 		Env:        env,
 		NewAgent:   newAgentFactory(w, env),
 		Caps:       caps,
+		Daily:      dailyBudget(budgets.PerInstallationDailyUSD, w.Queue),
 		Logger:     w.Logger,
 		Pool:       pool,
 		CacheScope: scope,
@@ -204,7 +207,7 @@ func newAgentFactory(w wired, env runner.EnvInputs) runner.AgentFactory {
 	return func(policyEnv map[string]string, managedRoots, caches string, sb *sandbox.Sandbox) (attractor.Agent, error) {
 		a, err := agent.New(w.Config.Policy.Agents, agent.Deps{
 			HostEnv: env.Host, Policy: policyEnv, SecretNames: env.SecretNames, SecretValues: env.SecretValues,
-			Logger: w.Logger, Sandbox: sb, ManagedRoots: managedRoots, Caches: caches,
+			Logger: w.Logger, Sandbox: sb, ManagedRoots: managedRoots, Caches: caches, Where: agent.ServePolicy,
 		})
 		if err != nil {
 			return nil, err
@@ -244,4 +247,13 @@ func (s queueSink) Accept(ctx context.Context, d webhook.Delivery, ev appserver.
 		return webhook.Accepted{Duplicate: true}, nil
 	}
 	return webhook.Accepted{}, nil
+}
+
+// dailyBudget is the daily agent budget of each installation, kept in the
+// queue's database (none without one).
+func dailyBudget(usd float64, q *queue.Queue) appserver.DailyBudget {
+	if q == nil {
+		return appserver.DailyBudget{}
+	}
+	return appserver.DailyBudget{MaxUSD: usd, Store: q}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/checks"
 	"github.com/kilroy-bot/kilroy-bot/ghapp"
+	"github.com/kilroy-bot/kilroy-bot/metrics"
 	"github.com/kilroy-bot/kilroy-bot/runner/queue"
 	appserver "github.com/kilroy-bot/kilroy-bot/server"
 )
@@ -131,7 +132,8 @@ func (f *reporterFactory) New(ctx context.Context, t appserver.ReportTarget) (ap
 		// finished before it was interrupted as they ran.
 		pub.Seed(priorOf(t.History))
 	}
-	return &reporter{Publisher: pub, metrics: f.w.Metrics.Listener(), log: f.w.Logger,
+	usage := f.w.Metrics.UsageListener(metrics.RunLabels{Installation: t.InstallationID, Repository: t.Repo, Pipeline: t.Pipeline})
+	return &reporter{Publisher: pub, metrics: attractor.Listeners{f.w.Metrics.Listener(), usage}, log: f.w.Logger,
 		api: client, repo: repo, target: t, locks: &f.locks,
 		runDir: filepath.Join(f.w.Config.DataDir, "runs", t.RunID), render: f.options(t.Repo).Render,
 		shuttingDown: func() bool { return errors.Is(context.Cause(ctx), queue.ErrStopping) }}, nil

@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
 
 const validateUsage = `usage: kilroy-bot validate [--json] [--repo DIR] [--agents FILE] [FILE...]
@@ -29,10 +31,14 @@ Flags:
   --repo DIR   the repository to check without FILE (default: the one
                around the current directory)
   --agents FILE
-               also check the agents file of kilroy-bot run (or a server
-               policy file): decoded as they read it, and a warning for
-               each agent CLI backend whose model endpoint its nodes'
-               sandbox.network does not reach
+               the agents file of kilroy-bot run (or a server policy file):
+               decoded as a run reads it; every box node checked against
+               the backend a run would get from it (and the provider keys
+               of this shell); a warning for each agent CLI backend whose
+               model endpoint its nodes' sandbox.network does not reach.
+               Without it a repository check uses .kilroy/agents.yml when
+               there is one, and otherwise warns once per pipeline with
+               box nodes that none is given
 
 Exit status: 0 clean or warnings only, 1 errors, 2 usage or unreadable file.
 `
@@ -65,6 +71,21 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			targets = append(targets, validateTarget{path: f, display: f})
 		}
 	}
+	ac := agentsCheck{repo: len(va.files) == 0}
+	if ac.repo && va.agents == "" {
+		if p := filepath.Join(repoRoot(va.repo), ".kilroy", "agents.yml"); fileExists(p) {
+			va.agents = p
+		}
+	}
+	if va.agents != "" {
+		p, err := loadLocalPolicy(va.agents)
+		if err != nil {
+			fmt.Fprintf(stderr, "kilroy-bot validate: %v\n", err)
+			return 2
+		}
+		cfg := p.Agents
+		ac.path, ac.cfg, ac.host = va.agents, &cfg, sandbox.HostEnv()
+	}
 	var all attractor.Diagnostics
 	sources := map[string][]byte{}
 	unreadable := 0
@@ -90,7 +111,7 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			continue
 		}
 		sources[tg.display] = src
-		all = append(all, tg.check(src)...)
+		all = append(all, tg.check(src, ac)...)
 	}
 	if jsonOut := va.json; jsonOut {
 		if err := writeJSON(stdout, all); err != nil {

@@ -30,7 +30,7 @@ func isConfigFile(name string) bool {
 }
 
 // check returns the target's diagnostics.
-func (tg validateTarget) check(src []byte) attractor.Diagnostics {
+func (tg validateTarget) check(src []byte, ac agentsCheck) attractor.Diagnostics {
 	if isConfigFile(tg.path) {
 		root := tg.root
 		if root == "" && filepath.Base(filepath.Dir(tg.path)) == ".kilroy" {
@@ -40,8 +40,8 @@ func (tg validateTarget) check(src []byte) attractor.Diagnostics {
 	}
 	// The diagnostics say everything the error does. A house node's child
 	// pipeline is read from the repository the file is in.
-	_, ds, _ := attractor.Load(tg.display, src, attractor.WithRepoDir(tg.pipelineRoot()))
-	return ds
+	p, ds, _ := attractor.Load(tg.display, src, attractor.WithRepoDir(tg.pipelineRoot()))
+	return append(ds, ac.diagnostics(p)...)
 }
 
 // pipelineRoot is the repository a pipeline's paths (stack.child_dotfile)

@@ -7,6 +7,16 @@ import (
 	"testing"
 )
 
+// toolDOT is a clean pipeline without a coding agent, which a repository
+// check would warn about without an agents file.
+const toolDOT = `digraph ci {
+  start [shape=Mdiamond]
+  build [shape=parallelogram, tool_command="true"]
+  exit [shape=Msquare]
+  start -> build -> exit
+}
+`
+
 // What `validate` checks without files: the repository's .kilroy/, each
 // .dot as a pipeline and config.yml as configuration, with positions.
 func TestValidateRepository(t *testing.T) {
@@ -19,12 +29,12 @@ func TestValidateRepository(t *testing.T) {
 	}{
 		{
 			name:    "pipelines only",
-			files:   map[string]string{".kilroy/ci.dot": cleanDOT, ".kilroy/lint.dot": cleanDOT, ".kilroy/notes.txt": "x"},
+			files:   map[string]string{".kilroy/ci.dot": toolDOT, ".kilroy/lint.dot": toolDOT, ".kilroy/notes.txt": "x"},
 			wantOut: []string{"0 errors, 0 warnings in 2 files"},
 		},
 		{
 			name: "config with a misspelt key",
-			files: map[string]string{".kilroy/ci.dot": cleanDOT,
+			files: map[string]string{".kilroy/ci.dot": toolDOT,
 				".kilroy/config.yml": "version: 1\npipelines:\n  ci:\n    grpah: .kilroy/ci.dot\n"},
 			wantCode: 1,
 			wantOut: []string{
@@ -36,7 +46,7 @@ func TestValidateRepository(t *testing.T) {
 		},
 		{
 			name: "config with an image that is no reference",
-			files: map[string]string{".kilroy/ci.dot": cleanDOT,
+			files: map[string]string{".kilroy/ci.dot": toolDOT,
 				".kilroy/config.yml": "version: 1\nimage: golang:1.23\npipelines:\n  ci:\n    image: Golang:1.23\n"},
 			wantCode: 1,
 			wantOut: []string{
@@ -46,7 +56,7 @@ func TestValidateRepository(t *testing.T) {
 		},
 		{
 			name: "config naming a missing graph",
-			files: map[string]string{".kilroy/ci.dot": cleanDOT,
+			files: map[string]string{".kilroy/ci.dot": toolDOT,
 				".kilroy/config.yml": "version: 1\npipelines:\n  ci: {}\n  fix:\n    graph: .kilroy/fix.dot\n"},
 			wantCode: 1,
 			wantOut: []string{
@@ -56,7 +66,7 @@ func TestValidateRepository(t *testing.T) {
 		},
 		{
 			name: "config pointing a toolchain variable at a host directory",
-			files: map[string]string{".kilroy/ci.dot": cleanDOT,
+			files: map[string]string{".kilroy/ci.dot": toolDOT,
 				".kilroy/config.yml": "version: 1\nartifact_policy:\n  env:\n    overrides:\n      python:\n        VIRTUAL_ENV: /proc\n"},
 			wantCode: 1,
 			wantOut: []string{
@@ -70,9 +80,35 @@ func TestValidateRepository(t *testing.T) {
 			wantCode: 1,
 			wantOut:  []string{"4 errors, 0 warnings in 2 files"},
 		},
+		// A box node no backend could run: without an agents file once per
+		// pipeline; with .kilroy/agents.yml (which init writes) per node,
+		// with what the run would fail it with.
+		{
+			name:    "agent pipeline without an agents file",
+			files:   map[string]string{".kilroy/ci.dot": cleanDOT, ".kilroy/lint.dot": toolDOT},
+			wantOut: []string{"warning: node implement runs a coding agent (shape=box), and no agent backend is given to check against [agent_backend]", "0 errors, 1 warning in 2 files"},
+		},
+		{
+			name: "agent pipeline whose provider the agents file lacks",
+			files: map[string]string{".kilroy/ci.dot": strings.Replace(cleanDOT, `prompt="Implement it"`, `prompt="Implement it", llm_provider=openai`, 1),
+				".kilroy/agents.yml": "agents:\n  backends:\n    local:\n      kind: cli\n      cli: command\n      command: [\"true\"]\n      no_key: true\n"},
+			wantOut: []string{"allowed: local (cli command, provider none) [agent_backend]", ", or the node's llm_provider / llm_model", "0 errors, 1 warning in 1 file"},
+		},
+		{
+			name: "agent pipeline whose backend's key is not set",
+			files: map[string]string{".kilroy/ci.dot": cleanDOT,
+				".kilroy/agents.yml": "agents:\n  backends:\n    api:\n      kind: api\n      api: anthropic\n      model: m\n      key_env: KILROY_TEST_UNSET_KEY\n"},
+			wantOut: []string{"needs a provider key: set the environment variable KILROY_TEST_UNSET_KEY for kilroy-bot (agents.backends.api.key_env names it) [agent_backend]", "0 errors, 1 warning in 1 file"},
+		},
+		{
+			name: "agent pipeline the agents file can run",
+			files: map[string]string{".kilroy/ci.dot": cleanDOT,
+				".kilroy/agents.yml": "agents:\n  backends:\n    local:\n      kind: cli\n      cli: command\n      command: [\"true\"]\n      no_key: true\n"},
+			wantOut: []string{"0 errors, 0 warnings in 1 file"},
+		},
 		{
 			name:     "config.yaml is not read",
-			files:    map[string]string{".kilroy/ci.dot": cleanDOT, ".kilroy/config.yaml": "version: 1\n"},
+			files:    map[string]string{".kilroy/ci.dot": toolDOT, ".kilroy/config.yaml": "version: 1\n"},
 			wantCode: 2,
 			wantErr:  "config.yaml is not read: kilroy-bot reads .kilroy/config.yml; rename it",
 		},
@@ -113,7 +149,7 @@ func TestValidateConfigArgument(t *testing.T) {
 	cfg := filepath.Join(dir, ".kilroy", "config.yml")
 	writeTree(t, cfg, "version: 1\nlimits:\n  run_timout: 5m\n")
 	code, out, _ := runV(cfg)
-	want := cfg + `:3:3: error: unknown key "run_timout" in limits (known: run_timeout, node_timeout); did you mean "run_timeout"? [config]`
+	want := cfg + `:3:3: error: unknown key "run_timout" in limits (known: run_timeout, node_timeout, max_cost_usd, max_tokens); did you mean "run_timeout"? [config]`
 	if code != 1 || !strings.Contains(out, want+"\n") || strings.Contains(out, "[syntax]") {
 		t.Errorf("exit %d, output:\n%s\nwant exit 1 and the line\n%s", code, out, want)
 	}
@@ -137,7 +173,15 @@ func TestInitThenValidate(t *testing.T) {
 			t.Fatalf("init --template %s: exit %d: %s", tmpl, code, stderr)
 		}
 	}
+	// The agents file init writes is checked: clean once its key is set
+	// in the shell, else a warning saying which variable to set.
+	t.Setenv("ANTHROPIC_API_KEY", "")
 	code, out, errOut := runV("--repo", repo)
+	if want := "set the environment variable ANTHROPIC_API_KEY"; code != 0 || !strings.Contains(out, want) || !strings.HasSuffix(out, "0 errors, 1 warning in 3 files\n") {
+		t.Errorf("without the key: exit %d, stdout:\n%s\nstderr:\n%s\nwant 0 and one warning saying %q", code, out, errOut, want)
+	}
+	t.Setenv("ANTHROPIC_API_KEY", "sk-ant-placeholder")
+	code, out, errOut = runV("--repo", repo)
 	if code != 0 || !strings.HasSuffix(out, "0 errors, 0 warnings in 3 files\n") {
 		t.Errorf("exit %d, stdout:\n%s\nstderr:\n%s\nwant 0 and a clean summary of 3 files", code, out, errOut)
 	}

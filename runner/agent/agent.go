@@ -36,6 +36,10 @@ type Deps struct {
 	Sandbox      *sandbox.Sandbox
 	ManagedRoots string
 	Caches       string
+	// Where names the file this host's agents configuration comes from
+	// ("the server policy file …", "FILE, the file --agents names"), for a
+	// node that finds no backend in it.
+	Where string
 }
 
 // Agent implements attractor.Agent over the configured backends.
@@ -90,6 +94,9 @@ func (a *Agent) Run(ctx context.Context, req attractor.AgentRequest) (attractor.
 	}
 	key, fail := a.providerKey(sel)
 	if fail != nil {
+		return *fail, nil
+	}
+	if fail := a.budgetGate(req, sel); fail != nil {
 		return *fail, nil
 	}
 	log := a.log.With("run", req.RunID, "node", req.Node.ID, "backend", sel.name, "model", sel.model)

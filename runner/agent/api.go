@@ -28,6 +28,7 @@ func (a *Agent) runAPI(ctx context.Context, req attractor.AgentRequest, sel sele
 		tools: a.apiTools(req, ws), tr: tr, log: log,
 		model: sel.model, effort: sel.effort, system: systemPrompt(req), maxTokens: sel.b.MaxTokens,
 		maxTurns: a.lim.MaxTurns, maxRounds: a.lim.MaxToolRounds,
+		meter: req.Usage, costOf: func(u Usage) (float64, bool) { return sel.b.cost(sel.model, u) },
 	}
 	sctx, cancel, timeout := a.withTimeout(ctx)
 	defer cancel()
@@ -36,9 +37,10 @@ func (a *Agent) runAPI(ctx context.Context, req attractor.AgentRequest, sel sele
 	if err := tr.Close(); err != nil {
 		log.WarnContext(ctx, "transcript incomplete", "err", err)
 	}
-	cost, priced := sel.b.cost(sel.model, res.usage)
+	used := attemptUsage(sel, "", res.usage, nil)
+	req.Usage.Finish(*used)
 	timedOutNow := runErr != nil && sctx.Err() != nil
-	a.writeAPIRecord(ctx, req, sel, res, cost, priced, runErr, timedOutNow)
+	a.writeAPIRecord(ctx, req, sel, res, used, runErr, timedOutNow)
 	if timedOutNow {
 		// Keep what the model said so far, as for a CLI: the engine
 		// writes no response when it reports a timeout itself.
@@ -48,7 +50,8 @@ func (a *Agent) runAPI(ctx context.Context, req attractor.AgentRequest, sel sele
 	if err != nil {
 		return o, err
 	}
-	o.Meta = withMeta(o.Meta, usageMeta(res.usage, cost, priced))
+	o.Usage = used
+	o.Meta = withMeta(o.Meta, usageMeta(used))
 	o.Meta["turns"], o.Meta["tool_rounds"] = res.turns, res.rounds
 	return o, nil
 }
@@ -65,6 +68,11 @@ func (a *Agent) apiOutcome(ctx context.Context, req attractor.AgentRequest, sel 
 			return o, nil
 		}
 		return a.providerFailure(sel, res, runErr), nil
+	}
+	if res.budget != nil {
+		o := budgetFailure(res.budget, fmt.Sprintf("stopped before its next model call (%s)", res))
+		o.Response = res.final
+		return o, nil
 	}
 	if res.limit == "" {
 		return finalVerdict(req, res.final), nil

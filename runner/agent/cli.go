@@ -27,6 +27,15 @@ type cliRun struct {
 	maxTurns int
 	stop     func()
 	limitHit bool
+	// usage, when set, meters the usage the CLI streams (usageWatch);
+	// what it spent and the budget that stopped the CLI end up here.
+	usage *usageWatch
+	// poll, when set, starts reading usage from where the CLI records it
+	// as it goes (Gemini's session file) and returns its stop.
+	poll      func() (stop func())
+	liveSpent Usage
+	liveCost  float64
+	budget    *attractor.BudgetError
 }
 
 // runCLI runs a CLI agent in the worktree through the sandbox: prompt on
@@ -55,11 +64,15 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 		"{prompt_file}": promptPath, "{workspace}": req.Workspace, "{stage_dir}": req.StageDir,
 		"{model}": sel.model, "{reasoning_effort}": sel.effort,
 	}, cliConfigArgs(sel.b, a.lim))}
+	var stop context.CancelFunc
+	sctx, stop = context.WithCancel(sctx)
+	defer stop()
+	run.stop = stop
 	if sel.b.CLI == CLICodex {
-		var stop context.CancelFunc
-		sctx, stop = context.WithCancel(sctx)
-		defer stop()
-		run.maxTurns, run.stop = a.lim.MaxTurns, stop
+		run.maxTurns = a.lim.MaxTurns
+	}
+	if req.Usage != nil {
+		a.watchUsage(&run, sel, req, home, stop)
 	}
 	jail := a.jail(req)
 	run.stdoutPath, run.stderrPath = cliLogPaths(req.StageDir, sel.b.CLI)
@@ -87,6 +100,7 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 	}
 	rep := parseCLIOutput(sel.b.CLI, out)
 	rep.Limit = rep.Limit || run.limitHit
+	used := a.settleUsage(req, sel, run, rep)
 	if sel.b.CLI == CLIGemini && rep.Error == "" && run.res.ExitCode != 0 {
 		stderr, _ := os.ReadFile(run.stderrPath)
 		rep.Error, rep.Limit = geminiStderrError(stderr)
@@ -95,7 +109,14 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 	if run.res.TimedOut && rep.Response == "" && sel.b.CLI == CLIGemini && home != "" {
 		rep.Response = geminiSessionText(home, a.lim.MaxLogBytes)
 	}
-	a.writeCLIRecord(ctx, req, sel, run, rep)
+	a.writeCLIRecord(ctx, req, sel, run, rep, used)
+	if run.budget != nil {
+		o := budgetFailure(run.budget, "stopped before its next model call")
+		o.Response, o.Usage = rep.Response, used
+		o.Meta = withMeta(o.Meta, usageMeta(used))
+		a.keepResponse(ctx, req, rep.Response)
+		return o, nil
+	}
 	if run.res.TimedOut {
 		// Keep what the agent said so far: the engine writes no response
 		// when it reports the node's timeout or a cancellation itself.
@@ -110,7 +131,8 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 		return o, nil
 	}
 	o := a.cliOutcome(req, sel, run, rep)
-	o.Meta = withMeta(o.Meta, usageMeta(rep.Usage, rep.Cost, rep.Priced))
+	o.Usage = used
+	o.Meta = withMeta(o.Meta, usageMeta(used))
 	o.Meta["exit_code"] = run.res.ExitCode
 	return o, nil
 }
@@ -139,8 +161,20 @@ func (a *Agent) execCLI(ctx context.Context, run *cliRun, promptPath, dir string
 		watch = newCodexTurnWatch(stdout, run.maxTurns, run.stop)
 		out = watch
 	}
+	if run.usage != nil && (run.poll == nil || run.usage.onLine != nil) {
+		run.usage.w = out
+		out = run.usage
+	}
+	stopPoll := func() {}
+	if run.poll != nil {
+		stopPoll = run.poll()
+	}
 	run.res, run.err = sandbox.Run(ctx, sandbox.Cmd{Argv: run.argv, Dir: dir, Env: env, Stdin: stdin, Stdout: out, Stderr: stderr, Jail: jail})
+	stopPoll()
 	run.limitHit = watch != nil && watch.limitHit()
+	if run.usage != nil {
+		run.liveSpent, run.liveCost, run.budget = run.usage.result()
+	}
 	if err := stdout.Close(); err != nil {
 		return err
 	}
@@ -260,16 +294,16 @@ func stderrTail(path string) string {
 }
 
 // writeCLIRecord writes agent.json: what ran and how it ended.
-func (a *Agent) writeCLIRecord(ctx context.Context, req attractor.AgentRequest, sel selection, run cliRun, rep cliReport) {
+func (a *Agent) writeCLIRecord(ctx context.Context, req attractor.AgentRequest, sel selection, run cliRun, rep cliReport, used *attractor.Usage) {
 	rec := map[string]any{
 		"backend": sel.name, "kind": KindCLI, "cli": sel.b.CLI, "model": sel.model, "reasoning_effort": sel.effort,
 		"argv": run.argv, "exit_code": run.res.ExitCode, "duration_ms": run.res.Duration.Milliseconds(),
 		"timed_out": run.res.TimedOut, "lingered": run.res.Lingered,
 		"stdout": filepath.Base(run.stdoutPath), "stderr": filepath.Base(run.stderrPath),
-		"usage": map[string]any{"input_tokens": rep.Usage.InputTokens, "output_tokens": rep.Usage.OutputTokens},
+		"usage": used,
 	}
-	if rep.Priced {
-		rec["cost_usd"] = rep.Cost
+	if used.Costed() {
+		rec["cost_usd"] = used.CostUSD
 	}
 	if rep.Error != "" {
 		rec["error"] = redact(rep.Error, a.secret)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,10 +16,10 @@ import (
 type cliReport struct {
 	Response string // the agent's final text
 	Usage    Usage
-	Cost     float64
-	Priced   bool   // the CLI reported a cost
-	Error    string // an error the CLI reported in its output
-	Limit    bool   // the CLI stopped at its own turn limit
+	Model    string   // the model the CLI says it used, when it says
+	Cost     *float64 // the cost the CLI reported, if it did
+	Error    string   // an error the CLI reported in its output
+	Limit    bool     // the CLI stopped at its own turn limit
 	// Unfinished: the CLI's output lacks the closing event its format
 	// always ends with (Claude's "result"): the session was cut short.
 	Unfinished bool
@@ -77,6 +78,14 @@ func parseClaude(out []byte) cliReport {
 	r := cliReport{Unfinished: true}
 	jsonLines(out, func(typ string, line []byte) {
 		switch typ {
+		case "system":
+			var ev struct {
+				Subtype string `json:"subtype"`
+				Model   string `json:"model"`
+			}
+			if json.Unmarshal(line, &ev) == nil && ev.Subtype == "init" {
+				r.Model = ev.Model
+			}
 		case "assistant":
 			if t := claudeText(line); t != "" {
 				r.Response = t // a fallback if no result event comes
@@ -102,10 +111,9 @@ func parseClaude(out []byte) cliReport {
 			if ev.Result != "" {
 				r.Response = ev.Result
 			}
-			r.Usage = Usage{InputTokens: ev.Usage.Input + ev.Usage.CacheCreate + ev.Usage.CacheRead, OutputTokens: ev.Usage.Output}
-			if c := firstNonNil(ev.Cost, ev.OldCost); c != nil {
-				r.Cost, r.Priced = *c, true
-			}
+			r.Usage = Usage{InputTokens: ev.Usage.Input, OutputTokens: ev.Usage.Output,
+				CacheReadTokens: ev.Usage.CacheRead, CacheWriteTokens: ev.Usage.CacheCreate}
+			r.Cost = firstNonNil(ev.Cost, ev.OldCost)
 			r.Limit = ev.Subtype == "error_max_turns"
 			if ev.IsError && !r.Limit {
 				r.Error = or(ev.Result, ev.Subtype)
@@ -134,6 +142,14 @@ func claudeText(line []byte) string {
 		}
 	}
 	return strings.Join(parts, "\n")
+}
+
+// joinModel lists the models of a session that used several.
+func joinModel(have, name string) string {
+	if have == "" {
+		return name
+	}
+	return have + "," + name
 }
 
 func firstNonNil(ps ...*float64) *float64 {
@@ -165,14 +181,16 @@ func parseCodex(out []byte) cliReport {
 				}
 			}
 		case "turn.completed":
+			// input_tokens counts the cached ones too.
 			var ev struct {
 				Usage struct {
 					Input  int64 `json:"input_tokens"`
+					Cached int64 `json:"cached_input_tokens"`
 					Output int64 `json:"output_tokens"`
 				} `json:"usage"`
 			}
 			if json.Unmarshal(line, &ev) == nil {
-				r.Usage.add(Usage{InputTokens: ev.Usage.Input, OutputTokens: ev.Usage.Output})
+				r.Usage.add(Usage{InputTokens: ev.Usage.Input - ev.Usage.Cached, CacheReadTokens: ev.Usage.Cached, OutputTokens: ev.Usage.Output})
 			}
 		case "turn.failed":
 			var ev struct {
@@ -216,6 +234,8 @@ func parseGemini(out []byte) cliReport {
 				Tokens struct {
 					Prompt     int64 `json:"prompt"`
 					Candidates int64 `json:"candidates"`
+					Cached     int64 `json:"cached"`
+					Thoughts   int64 `json:"thoughts"`
 				} `json:"tokens"`
 			} `json:"models"`
 			InputTokens  int64 `json:"inputTokens"`
@@ -230,9 +250,15 @@ func parseGemini(out []byte) cliReport {
 		return parseCLIOutput(CLICommand, out)
 	}
 	r.Response = doc.Response
-	r.Usage = Usage{InputTokens: doc.Stats.InputTokens, OutputTokens: doc.Stats.OutputTokens}
-	for _, m := range doc.Stats.Models {
-		r.Usage.add(Usage{InputTokens: m.Tokens.Prompt, OutputTokens: m.Tokens.Candidates})
+	// Per model: prompt counts the cached tokens too; thoughts are billed
+	// as output. Older releases gave only the two totals.
+	if len(doc.Stats.Models) == 0 {
+		r.Usage = Usage{InputTokens: doc.Stats.InputTokens, OutputTokens: doc.Stats.OutputTokens}
+	}
+	for _, name := range slices.Sorted(maps.Keys(doc.Stats.Models)) {
+		t := doc.Stats.Models[name].Tokens
+		r.Usage.add(Usage{InputTokens: t.Prompt - t.Cached, CacheReadTokens: t.Cached, OutputTokens: t.Candidates + t.Thoughts})
+		r.Model = joinModel(r.Model, name)
 	}
 	if doc.Error != nil {
 		r.Error = or(doc.Error.Message, doc.Error.Type)

@@ -19,6 +19,16 @@ type Config struct {
 	// Backends are the allowed backends by name. A node may use only these.
 	Backends map[string]Backend `yaml:"backends" json:"backends"`
 	Limits   Limits             `yaml:"limits" json:"limits"`
+	// Budgets cap what runs' agents may spend (the server's caps over a
+	// repository's limits.max_cost_usd and limits.max_tokens).
+	Budgets Budgets `yaml:"budgets" json:"budgets"`
+}
+
+// Budgets are the operator's caps on agent spending; zero is no cap.
+type Budgets struct {
+	PerRunUSD               float64 `yaml:"per_run_usd" json:"per_run_usd"`
+	PerRunTokens            int64   `yaml:"per_run_tokens" json:"per_run_tokens"`
+	PerInstallationDailyUSD float64 `yaml:"per_installation_daily_usd" json:"per_installation_daily_usd"`
 }
 
 // Backend kinds.
@@ -88,10 +98,13 @@ type Backend struct {
 	Env map[string]string `yaml:"env,omitempty" json:"env,omitempty"`
 }
 
-// Price is a model's price in US dollars per million tokens.
+// Price is a model's price in US dollars per million tokens, by kind.
+// Cache reads and writes cost what input does unless priced themselves.
 type Price struct {
-	Input  float64 `yaml:"input" json:"input"`
-	Output float64 `yaml:"output" json:"output"`
+	Input      float64  `yaml:"input" json:"input"`
+	Output     float64  `yaml:"output" json:"output"`
+	CacheRead  *float64 `yaml:"cache_read,omitempty" json:"cache_read,omitempty"`
+	CacheWrite *float64 `yaml:"cache_write,omitempty" json:"cache_write,omitempty"`
 }
 
 // Limits bound every agent session.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor"
 )
 
 // session is one run of the API agent loop: the model is called with the
@@ -21,6 +23,10 @@ type session struct {
 	maxTokens int
 	maxTurns  int // model calls
 	maxRounds int // tool rounds
+	// meter, when set, is spent into after each model call and asked
+	// before the next; costOf prices a call's usage (nil: unknown).
+	meter  *attractor.UsageMeter
+	costOf func(Usage) (float64, bool)
 }
 
 // sessionResult is how a session ended.
@@ -30,6 +36,8 @@ type sessionResult struct {
 	rounds int
 	limit  string // "max_turns" or "max_tool_rounds" when a limit stopped it
 	usage  Usage
+	// budget is the budget that stopped the session before a model call.
+	budget *attractor.BudgetError
 }
 
 // run drives the session. The error is a provider failure (after
@@ -38,11 +46,16 @@ type sessionResult struct {
 func (s *session) run(ctx context.Context, prompt string) (sessionResult, error) {
 	msgs := []Message{{Role: RoleUser, Text: prompt}}
 	var res sessionResult
+	var last attractor.Usage // the last call's usage: the estimate of the next
 	s.tr.event("start", map[string]any{"model": s.model, "effort": s.effort, "system": s.system, "prompt": prompt,
 		"max_turns": s.maxTurns, "max_tool_rounds": s.maxRounds})
 	for {
 		if res.turns >= s.maxTurns {
 			res.limit = "max_turns"
+			return res, nil
+		}
+		if res.budget = s.meter.Over(last); res.budget != nil {
+			s.tr.event("budget", map[string]any{"error": res.budget.Error()})
 			return res, nil
 		}
 		resp, err := s.p.Complete(ctx, Request{Model: s.model, System: s.system, Messages: msgs,
@@ -53,6 +66,10 @@ func (s *session) run(ctx context.Context, prompt string) (sessionResult, error)
 		}
 		res.turns++
 		res.usage.add(resp.Usage)
+		last = s.spend(resp.Usage)
+		if err := s.meter.Spend(last); err != nil {
+			res.budget = spendErr(err)
+		}
 		nameCalls(resp.Message.ToolCalls, res.turns)
 		if resp.Message.Text != "" {
 			res.final = resp.Message.Text
@@ -60,7 +77,7 @@ func (s *session) run(ctx context.Context, prompt string) (sessionResult, error)
 		msgs = append(msgs, resp.Message)
 		s.tr.event("assistant", map[string]any{"turn": res.turns, "text": resp.Message.Text, "tool_calls": resp.Message.ToolCalls,
 			"stop_reason": resp.StopReason, "usage": resp.Usage})
-		if len(resp.Message.ToolCalls) == 0 {
+		if len(resp.Message.ToolCalls) == 0 || res.budget != nil {
 			return res, nil
 		}
 		if res.rounds >= s.maxRounds {
@@ -73,6 +90,18 @@ func (s *session) run(ctx context.Context, prompt string) (sessionResult, error)
 			return res, err
 		}
 	}
+}
+
+// spend is one call's usage as the meter counts it, priced when it can be.
+func (s *session) spend(u Usage) attractor.Usage {
+	out := attractor.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens,
+		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens, CostSource: attractor.CostUnknown}
+	if s.costOf != nil {
+		if c, ok := s.costOf(u); ok {
+			out.CostUSD, out.CostSource = c, attractor.CostPriced
+		}
+	}
+	return out
 }
 
 // execute runs one round of tool calls, in order: later calls may depend

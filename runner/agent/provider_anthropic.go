@@ -115,8 +115,8 @@ func anthropicResponse(msg *anthropic.Message) Response {
 		Message:    Message{Role: RoleAssistant},
 		StopReason: string(msg.StopReason),
 		Usage: Usage{
-			InputTokens:  msg.Usage.InputTokens + msg.Usage.CacheCreationInputTokens + msg.Usage.CacheReadInputTokens,
-			OutputTokens: msg.Usage.OutputTokens,
+			InputTokens: msg.Usage.InputTokens, OutputTokens: msg.Usage.OutputTokens,
+			CacheReadTokens: msg.Usage.CacheReadInputTokens, CacheWriteTokens: msg.Usage.CacheCreationInputTokens,
 		},
 	}
 	var text []string

@@ -110,7 +110,9 @@ func openaiResponse(cc *openai.ChatCompletion) (Response, error) {
 	r := Response{
 		Message:    Message{Role: RoleAssistant, Text: ch.Message.Content},
 		StopReason: ch.FinishReason,
-		Usage:      Usage{InputTokens: cc.Usage.PromptTokens, OutputTokens: cc.Usage.CompletionTokens},
+		// prompt_tokens counts the cached ones too.
+		Usage: Usage{InputTokens: cc.Usage.PromptTokens - cc.Usage.PromptTokensDetails.CachedTokens,
+			CacheReadTokens: cc.Usage.PromptTokensDetails.CachedTokens, OutputTokens: cc.Usage.CompletionTokens},
 	}
 	for _, tc := range ch.Message.ToolCalls {
 		r.Message.ToolCalls = append(r.Message.ToolCalls, ToolCall{ID: tc.ID, Name: tc.Function.Name, Args: tc.Function.Arguments})

@@ -88,7 +88,7 @@ func (a *Agent) defaultBackend(n *attractor.Node) (string, *attractor.Outcome) {
 	}
 	switch len(a.cfg.Backends) {
 	case 0:
-		return "", structural(fmt.Sprintf("node %s needs a coding agent and no agent backend is configured: add one under agents.backends", n.ID))
+		return "", structural(fmt.Sprintf("node %s needs a coding agent and no agent backend is configured: add one under agents.backends%s", n.ID, a.where()))
 	case 1:
 		for name := range a.cfg.Backends {
 			return name, nil
@@ -96,6 +96,14 @@ func (a *Agent) defaultBackend(n *attractor.Node) (string, *attractor.Outcome) {
 	}
 	return "", structural(fmt.Sprintf("node %s sets no llm_provider and agents.default is empty: set one of them; allowed: %s",
 		n.ID, a.allowed()))
+}
+
+// where is " (in WHERE)" naming the host's agents configuration, or "".
+func (a *Agent) where() string {
+	if a.deps.Where == "" {
+		return ""
+	}
+	return " (in " + a.deps.Where + ")"
 }
 
 // allowed lists the configured backends for a failure reason.

@@ -122,7 +122,7 @@ func (e *riverEngine[TTx]) migrate(ctx context.Context, d dialect, logger *slog.
 }
 
 func createSchema(ctx context.Context, tx txOps) error {
-	for _, stmt := range append(append(schema(), resumeSchema()...), schedSchema()...) {
+	for _, stmt := range append(append(append(schema(), resumeSchema()...), schedSchema()...), spendSchema()...) {
 		if _, err := tx.exec(ctx, stmt); err != nil {
 			return fmt.Errorf("schema %q: %w", firstLine(stmt), err)
 		}

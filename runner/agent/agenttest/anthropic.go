@@ -34,7 +34,8 @@ func (w anthropicWire) body(t Turn, id string) any {
 	return map[string]any{
 		"id": "msg_" + id, "type": "message", "role": "assistant", "model": "fake-model",
 		"content": w.blocks(t, id), "stop_reason": stopReason(t, "tool_use", "end_turn"), "stop_sequence": nil,
-		"usage": map[string]any{"input_tokens": in, "output_tokens": out},
+		"usage": map[string]any{"input_tokens": in, "output_tokens": out,
+			"cache_creation_input_tokens": t.CacheWriteTokens, "cache_read_input_tokens": t.CacheReadTokens},
 	}
 }
 
@@ -42,7 +43,8 @@ func (w anthropicWire) events(t Turn, id string) []sse {
 	in, out := usage(t)
 	msg := map[string]any{
 		"id": "msg_" + id, "type": "message", "role": "assistant", "model": "fake-model", "content": []any{},
-		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": in, "output_tokens": 1},
+		"stop_reason": nil, "stop_sequence": nil, "usage": map[string]any{"input_tokens": in, "output_tokens": 1,
+			"cache_creation_input_tokens": t.CacheWriteTokens, "cache_read_input_tokens": t.CacheReadTokens},
 	}
 	evs := []sse{{"message_start", map[string]any{"type": "message_start", "message": msg}}}
 	for i, b := range w.blocks(t, id) {

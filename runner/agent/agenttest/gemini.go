@@ -32,9 +32,14 @@ func (w geminiWire) body(t Turn, _ string) any {
 		parts = append(parts, map[string]any{"functionCall": map[string]any{"name": c.Name, "args": orEmpty(c.Args)}})
 	}
 	in, out := usage(t)
+	in += t.CacheReadTokens // promptTokenCount counts the cached ones
+	meta := map[string]any{"promptTokenCount": in, "candidatesTokenCount": out, "totalTokenCount": in + out}
+	if t.CacheReadTokens > 0 {
+		meta["cachedContentTokenCount"] = t.CacheReadTokens
+	}
 	return map[string]any{
 		"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}},
-		"usageMetadata": map[string]any{"promptTokenCount": in, "candidatesTokenCount": out, "totalTokenCount": in + out},
+		"usageMetadata": meta,
 		"modelVersion":  w.model,
 	}
 }

@@ -24,7 +24,9 @@ func chatCalls(t Turn, id string) []any {
 
 func chatUsage(t Turn) map[string]any {
 	in, out := usage(t)
-	return map[string]any{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out}
+	in += t.CacheReadTokens // prompt_tokens counts the cached ones
+	return map[string]any{"prompt_tokens": in, "completion_tokens": out, "total_tokens": in + out,
+		"prompt_tokens_details": map[string]any{"cached_tokens": t.CacheReadTokens}}
 }
 
 func (chatWire) body(t Turn, id string) any {
@@ -82,11 +84,12 @@ func (w responsesWire) body(t Turn, id string) any {
 
 func (responsesWire) response(t Turn, id, status string, output []any) map[string]any {
 	in, out := usage(t)
+	in += t.CacheReadTokens // input_tokens counts the cached ones
 	return map[string]any{
 		"id": "resp_" + id, "object": "response", "created_at": 1, "status": status, "model": "fake-model",
 		"output": output, "parallel_tool_calls": true, "tool_choice": "auto", "tools": []any{},
 		"usage": map[string]any{"input_tokens": in, "output_tokens": out, "total_tokens": in + out,
-			"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}},
+			"input_tokens_details": map[string]any{"cached_tokens": t.CacheReadTokens}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}},
 	}
 }
 

@@ -26,8 +26,13 @@ type Turn struct {
 	Calls []Call
 	Fault Fault
 	// InputTokens and OutputTokens are the usage reported (100 and 10 when
-	// zero).
-	InputTokens, OutputTokens int64
+	// zero); InputTokens are the uncached input tokens. CacheReadTokens and
+	// CacheWriteTokens are input tokens read from and written to the
+	// prompt cache. Each protocol reports them as its API does: Anthropic
+	// each kind apart (cache writes only there); OpenAI and Gemini the
+	// prompt with the cached tokens in it, and the cached ones again.
+	InputTokens, OutputTokens         int64
+	CacheReadTokens, CacheWriteTokens int64
 }
 
 // Call is a tool call the model makes.
@@ -88,11 +93,42 @@ type Server struct {
 	// Gemini CLI's next-speaker check.
 	SideText string
 
-	srv   *httptest.Server
-	mu    sync.Mutex
-	turns []Turn
-	next  int
-	reqs  []Request
+	srv    *httptest.Server
+	mu     sync.Mutex
+	turns  []Turn
+	next   int
+	reqs   []Request
+	served Served
+}
+
+// Served sums the usage the server reported in complete answers, by kind
+// as a bot counts it: input tokens without the cached ones, cache reads,
+// cache writes (the Anthropic protocol's only), output.
+type Served struct {
+	InputTokens, OutputTokens, CacheReadTokens, CacheWriteTokens int64
+	Answers                                                      int
+}
+
+// Served is the usage of every complete answer since New or Reset, side
+// answers (calls without tools) included.
+func (s *Server) Served() Served {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.served
+}
+
+// serve counts an answer's usage.
+func (s *Server) count(t Turn, protocol string) {
+	in, out := usage(t)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.served.Answers++
+	s.served.InputTokens += in
+	s.served.OutputTokens += out
+	s.served.CacheReadTokens += t.CacheReadTokens
+	if protocol == Anthropic {
+		s.served.CacheWriteTokens += t.CacheWriteTokens
+	}
 }
 
 // New starts a server on 127.0.0.1 answering from turns (at least one)
@@ -133,7 +169,7 @@ func (s *Server) Reset(turns ...Turn) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.turns, s.next, s.reqs = turns, 0, nil
+	s.turns, s.next, s.reqs, s.served = turns, 0, nil, Served{}
 }
 
 // Requests returns what the server has received so far.
@@ -241,6 +277,7 @@ func (s *Server) answer(w http.ResponseWriter, req Request, tools bool, wr wire)
 		panic(http.ErrAbortHandler) // the connection closes with no answer
 	case !req.Stream:
 		w.Header().Set("Content-Type", "application/json")
+		s.count(t, req.Protocol)
 		_ = json.NewEncoder(w).Encode(wr.body(t, id))
 		return
 	}
@@ -261,6 +298,7 @@ func (s *Server) answer(w http.ResponseWriter, req Request, tools bool, wr wire)
 		w.(http.Flusher).Flush()
 		panic(http.ErrAbortHandler) // mid-stream: no terminating chunk
 	}
+	s.count(t, req.Protocol)
 }
 
 func writeSSE(w http.ResponseWriter, e sse) {
