@@ -72,24 +72,29 @@ func runValidate(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 	}
 	ac := agentsCheck{repo: len(va.files) == 0}
+	givenAgents := va.agents // checked as a file of its own only when named
 	if ac.repo && va.agents == "" {
 		if p := filepath.Join(repoRoot(va.repo), ".kilroy", "agents.yml"); fileExists(p) {
 			va.agents = p
 		}
 	}
 	if va.agents != "" {
+		// A file named with --agents that does not decode is reported
+		// below, by line, as checkAgentsFile finds it.
 		p, err := loadLocalPolicy(va.agents)
-		if err != nil {
+		switch {
+		case err == nil:
+			cfg := p.Agents
+			ac.path, ac.cfg, ac.host = va.agents, &cfg, sandbox.HostEnv()
+		case givenAgents == "":
 			fmt.Fprintf(stderr, "kilroy-bot validate: %v\n", err)
 			return 2
 		}
-		cfg := p.Agents
-		ac.path, ac.cfg, ac.host = va.agents, &cfg, sandbox.HostEnv()
 	}
 	var all attractor.Diagnostics
 	sources := map[string][]byte{}
 	unreadable := 0
-	if va.agents != "" {
+	if givenAgents != "" {
 		src, err := readPipeline(va.agents)
 		if err != nil {
 			fmt.Fprintf(stderr, "kilroy-bot validate: %v\n", err)
