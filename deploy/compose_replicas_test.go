@@ -21,7 +21,7 @@ import (
 )
 
 // TestComposeReplicas: compose.replicas.yml adds a second replica that
-// runs the same image with the same security options, settings and
+// runs the same image with the same security options, devices, settings and
 // queue as the bot of compose.yml and compose.postgres.yml, on a data
 // volume of its own and a host port of its own, and both read the one
 // App from a volume mounted read-only where serve looks for it.
@@ -39,6 +39,7 @@ func TestComposeReplicas(t *testing.T) {
 	got := map[string]any{
 		"image":       bot2.Image,
 		"security":    bot2.SecurityOpt,
+		"devices":     bot2.Devices,
 		"env file":    bot2.EnvFile,
 		"environment": bot2.Environment,
 		"bot volumes": rep.Services["bot"].Volumes,
@@ -49,6 +50,7 @@ func TestComposeReplicas(t *testing.T) {
 	want := map[string]any{
 		"image":       bot.Image,
 		"security":    bot.SecurityOpt,
+		"devices":     bot.Devices,
 		"env file":    bot.EnvFile,
 		"environment": env,
 		"bot volumes": []string{"kilroy-app:" + app},

@@ -148,11 +148,18 @@ func TestKubernetesManifests(t *testing.T) {
 	}
 	check("the data claim at the data dir "+data, mounts["data"].MountPath == data && env["KILROY_DATA_DIR"].Value == data)
 	var appSecret *corev1.SecretVolumeSource
+	var tun *corev1.HostPathVolumeSource
 	for _, v := range pod.Volumes {
-		if v.Name == "app" {
+		switch v.Name {
+		case "app":
 			appSecret = v.Secret
+		case "tun":
+			tun = v.HostPath
 		}
 	}
+	// What compose passes as a device: pasta opens it (network public).
+	check("the node's /dev/net/tun at /dev/net/tun, for pasta", tun != nil && tun.Path == "/dev/net/tun" &&
+		tun.Type != nil && *tun.Type == corev1.HostPathCharDev && mounts["tun"].MountPath == "/dev/net/tun")
 	check("the App's Secret as the volume \"app\", mounted read-only", appSecret != nil && mounts["app"].ReadOnly)
 	if appSecret != nil {
 		dir := mounts["app"].MountPath
