@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/kilroy-bot/kilroy-bot/runner/queue"
+	"github.com/kilroy-bot/kilroy-bot/queue"
 )
 
 // The approval of an untrusted pull request. A writer's `/kilroy run`

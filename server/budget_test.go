@@ -12,8 +12,8 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/policy"
-	"github.com/kilroy-bot/kilroy-bot/runner/queue"
-	"github.com/kilroy-bot/kilroy-bot/runner/queue/pgtest"
+	"github.com/kilroy-bot/kilroy-bot/queue"
+	"github.com/kilroy-bot/kilroy-bot/queue/pgtest"
 )
 
 // The server's per-run budgets cap a repository's: a repository asking

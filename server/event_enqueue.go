@@ -6,7 +6,7 @@ import (
 	"fmt"
 
 	"github.com/kilroy-bot/kilroy-bot/runner"
-	"github.com/kilroy-bot/kilroy-bot/runner/queue"
+	"github.com/kilroy-bot/kilroy-bot/queue"
 )
 
 // runRequest is what the runs of one decision share.

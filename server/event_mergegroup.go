@@ -7,7 +7,7 @@ import (
 	"slices"
 
 	"github.com/kilroy-bot/kilroy-bot/policy"
-	"github.com/kilroy-bot/kilroy-bot/runner/queue"
+	"github.com/kilroy-bot/kilroy-bot/queue"
 )
 
 // mergeGroup answers the merge queue. checks_requested runs every

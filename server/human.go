@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
-	"github.com/kilroy-bot/kilroy-bot/runner/queue"
+	"github.com/kilroy-bot/kilroy-bot/queue"
 )
 
 // answerPoll is how often a waiting pull request run looks for an answer.

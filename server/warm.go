@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/kilroy-bot/kilroy-bot/runner/queue"
+	"github.com/kilroy-bot/kilroy-bot/queue"
 	"github.com/kilroy-bot/kilroy-bot/runner/wtpool"
 )
 

@@ -10,8 +10,8 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/ghapp/ghapptest"
 	"github.com/kilroy-bot/kilroy-bot/runner/gc"
-	"github.com/kilroy-bot/kilroy-bot/runner/queue"
-	"github.com/kilroy-bot/kilroy-bot/runner/queue/pgtest"
+	"github.com/kilroy-bot/kilroy-bot/queue"
+	"github.com/kilroy-bot/kilroy-bot/queue/pgtest"
 	"github.com/kilroy-bot/kilroy-bot/server"
 )
 

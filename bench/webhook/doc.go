@@ -13,7 +13,7 @@
 // pull_request/opened payload, 28 KB, from the shared test data; the small
 // webhook/testdata fixture when that is absent) from 32 concurrent senders
 // with keep-alive connections. A 202 means the delivery is committed to the
-// queue's intake (runner/queue/intake.go); the benchmark also reports how
+// queue's intake (queue/intake.go); the benchmark also reports how
 // long after the last acknowledgement every delivery had become an event
 // job, and the rate from the first send to that point, so the deferred
 // part of the work is measured too. After the bot is stopped the

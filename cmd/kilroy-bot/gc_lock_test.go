@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kilroy-bot/kilroy-bot/runner/queue"
-	"github.com/kilroy-bot/kilroy-bot/runner/queue/pgtest"
+	"github.com/kilroy-bot/kilroy-bot/queue"
+	"github.com/kilroy-bot/kilroy-bot/queue/pgtest"
 )
 
 // TestGCServerWhileAReplicaSweeps: with a Postgres queue, gc on a

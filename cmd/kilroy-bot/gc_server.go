@@ -10,7 +10,7 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/runner/gc"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
-	"github.com/kilroy-bot/kilroy-bot/runner/queue"
+	"github.com/kilroy-bot/kilroy-bot/queue"
 )
 
 // isServerDataDir reports whether dir is a data dir of `kilroy-bot serve`:

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kilroy-bot/kilroy-bot/runner/queue"
+	"github.com/kilroy-bot/kilroy-bot/queue"
 )
 
 // TestGCCommand: a local run leaves its directory and run branch; gc keeps

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/kilroy-bot/kilroy-bot/ghapp"
-	"github.com/kilroy-bot/kilroy-bot/runner/queue"
+	"github.com/kilroy-bot/kilroy-bot/queue"
 )
 
 // errNoQueuedCheck says a capped run's summary check is not there (yet):

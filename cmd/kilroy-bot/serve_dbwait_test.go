@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kilroy-bot/kilroy-bot/runner/queue"
-	"github.com/kilroy-bot/kilroy-bot/runner/queue/pgtest"
+	"github.com/kilroy-bot/kilroy-bot/queue"
+	"github.com/kilroy-bot/kilroy-bot/queue/pgtest"
 )
 
 // Postgres comes up after serve starts (a database container started

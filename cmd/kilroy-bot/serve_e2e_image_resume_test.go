@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/runner/image/imagetest"
-	"github.com/kilroy-bot/kilroy-bot/runner/queue/pgtest"
+	"github.com/kilroy-bot/kilroy-bot/queue/pgtest"
 )
 
 // A served run pins its image's digest: serve, a process of its own, is

@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kilroy-bot/kilroy-bot/runner/queue/pgtest"
+	"github.com/kilroy-bot/kilroy-bot/queue/pgtest"
 )
 
 // replicaDOT: each of one and two appends a line no other execution of

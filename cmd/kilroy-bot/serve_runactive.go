@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/kilroy-bot/kilroy-bot/runner/queue"
+	"github.com/kilroy-bot/kilroy-bot/queue"
 )
 
 // runActive tells the run pages whether the queue still works on a run:

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kilroy-bot/kilroy-bot/runner/queue/pgtest"
+	"github.com/kilroy-bot/kilroy-bot/queue/pgtest"
 )
 
 // benchRuns is how many runs one iteration of BenchmarkSchedRuns works.
@@ -24,7 +24,7 @@ const benchRuns = 1000
 // queued at once, mostly time waiting behind the others), and the
 // scheduler's cost: its dispatch transactions per run and their mean time.
 //
-//	go test -run '^$' -bench SchedRuns -benchtime 1x ./runner/queue
+//	go test -run '^$' -bench SchedRuns -benchtime 1x ./queue
 func BenchmarkSchedRuns(b *testing.B) {
 	b.Run("sqlite", func(b *testing.B) {
 		q := sqliteOptsOpener(b.TempDir())(b, Options{Workers: 4})

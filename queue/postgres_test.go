@@ -6,7 +6,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/kilroy-bot/kilroy-bot/runner/queue/pgtest"
+	"github.com/kilroy-bot/kilroy-bot/queue/pgtest"
 )
 
 // startPostgres starts a throwaway server (pgtest.Start).
