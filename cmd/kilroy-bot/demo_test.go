@@ -95,7 +95,7 @@ func TestReadmeCommands(t *testing.T) {
 		cmd, _, _ := strings.Cut(line, "#")
 		got = append(got, strings.TrimSpace(cmd))
 	}
-	want := []string{"./examples/demo.sh", "go test -race -count=1 -timeout 30m ./..."}
+	want := []string{"./examples/demo.sh", "go test -race -count=1 -timeout 60m ./..."}
 	if !slices.Equal(got, want) {
 		t.Errorf("README's first commands = %q, want %q", got, want)
 	}
