@@ -9,8 +9,8 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/policy"
-	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/queue"
+	"github.com/kilroy-bot/kilroy-bot/runner"
 )
 
 // Agent budgets of the server (server policy agents.budgets): per-run caps

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/queue"
+	"github.com/kilroy-bot/kilroy-bot/runner"
 )
 
 // runRequest is what the runs of one decision share.

@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/policy"
+	"github.com/kilroy-bot/kilroy-bot/queue"
 	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
-	"github.com/kilroy-bot/kilroy-bot/queue"
 )
 
 // revokeTimeout bounds revoking a token after the work that used it.

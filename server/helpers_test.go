@@ -16,9 +16,9 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/ghapp"
 	"github.com/kilroy-bot/kilroy-bot/ghapp/ghapptest"
 	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
+	"github.com/kilroy-bot/kilroy-bot/queue"
 	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
-	"github.com/kilroy-bot/kilroy-bot/queue"
 )
 
 // serverWait bounds every wait of the server tests; hitting it fails.

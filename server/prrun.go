@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/queue"
 	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/caches"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
-	"github.com/kilroy-bot/kilroy-bot/queue"
 )
 
 // finishTimeout bounds the work after a run ends (final push, completing

@@ -7,9 +7,9 @@ import (
 	"log/slog"
 	"os"
 
+	"github.com/kilroy-bot/kilroy-bot/queue"
 	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
-	"github.com/kilroy-bot/kilroy-bot/queue"
 )
 
 // Cross-replica resume. With a queue several replicas share, a run keeps

@@ -13,10 +13,10 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
-	"github.com/kilroy-bot/kilroy-bot/runner/gc"
-	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	"github.com/kilroy-bot/kilroy-bot/queue"
 	"github.com/kilroy-bot/kilroy-bot/queue/pgtest"
+	"github.com/kilroy-bot/kilroy-bot/runner/gc"
+	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 )
 
 // TestSweepOneReplicaAtATime: two replicas on one Postgres queue, each

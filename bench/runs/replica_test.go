@@ -10,9 +10,9 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/bench/internal/appsrv"
 	"github.com/kilroy-bot/kilroy-bot/ghapp"
 	"github.com/kilroy-bot/kilroy-bot/ghapp/ghapptest"
+	"github.com/kilroy-bot/kilroy-bot/queue"
 	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
-	"github.com/kilroy-bot/kilroy-bot/queue"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 	"github.com/kilroy-bot/kilroy-bot/server"
 )

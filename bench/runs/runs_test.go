@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/ghapp/ghapptest"
-	"github.com/kilroy-bot/kilroy-bot/runner/gc"
 	"github.com/kilroy-bot/kilroy-bot/queue"
 	"github.com/kilroy-bot/kilroy-bot/queue/pgtest"
+	"github.com/kilroy-bot/kilroy-bot/runner/gc"
 	"github.com/kilroy-bot/kilroy-bot/server"
 )
 

@@ -8,9 +8,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/kilroy-bot/kilroy-bot/queue"
 	"github.com/kilroy-bot/kilroy-bot/runner/gc"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
-	"github.com/kilroy-bot/kilroy-bot/queue"
 )
 
 // isServerDataDir reports whether dir is a data dir of `kilroy-bot serve`:

@@ -7,8 +7,8 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/policy"
-	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	"github.com/kilroy-bot/kilroy-bot/queue"
+	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	appserver "github.com/kilroy-bot/kilroy-bot/server"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kilroy-bot/kilroy-bot/runner/image/imagetest"
 	"github.com/kilroy-bot/kilroy-bot/queue/pgtest"
+	"github.com/kilroy-bot/kilroy-bot/runner/image/imagetest"
 )
 
 // A served run pins its image's digest: serve, a process of its own, is

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/queue"
 	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/agent"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
-	"github.com/kilroy-bot/kilroy-bot/queue"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 	"github.com/kilroy-bot/kilroy-bot/runner/wtpool"
 	"github.com/kilroy-bot/kilroy-bot/runpage"

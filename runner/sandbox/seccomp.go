@@ -68,7 +68,7 @@ var seccompArches = []struct {
 		modeAt(90, 1), modeAt(91, 1), modeAt(268, 2), modeAt(452, 2), // chmod fchmod fchmodat fchmodat2
 		modeAt(85, 1), createAt(2, 1, 2), createAt(257, 2, 3), // creat open openat
 		modeAt(133, 1), modeAt(259, 2), // mknod mknodat
-		refuse(437, retENOSYS),                                                  // openat2
+		refuse(437, retENOSYS),                                                 // openat2
 		refuse(425, retENOSYS), refuse(426, retENOSYS), refuse(427, retENOSYS), // io_uring_*
 	}},
 	{unix.AUDIT_ARCH_I386, false, []seccompRule{
@@ -100,7 +100,9 @@ type bpfFix struct {
 
 func (a *bpfAsm) label(name string) { a.labels[name] = len(a.prog) }
 
-func (a *bpfAsm) op(code uint16, k uint32) { a.prog = append(a.prog, unix.SockFilter{Code: code, K: k}) }
+func (a *bpfAsm) op(code uint16, k uint32) {
+	a.prog = append(a.prog, unix.SockFilter{Code: code, K: k})
+}
 
 // jump adds a conditional jump to label jt when it holds, else jf; "" is
 // the next instruction.
