@@ -23,7 +23,8 @@ import (
 // the fan-in merges exactly one branch, while one that failed on its own
 // keeps its failure (the run must not forget it). A branch
 // that stops the run (a failed checkpoint, a visit limit, the cycle
-// breaker) cancels its siblings too. Either way the owner waits for every
+// breaker) cancels its siblings too; a sibling whose checkpoint that
+// cancel cuts short ends canceled, not stopped (cutCheckpoint). Either way the owner waits for every
 // started branch to exit before it returns, and branches never started are
 // left out of the results.
 

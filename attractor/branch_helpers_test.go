@@ -19,7 +19,10 @@ type forkHost struct {
 	*execHost
 	root    string
 	exec    func(ctx context.Context, ref string, req ExecRequest) ExecResult
-	joinErr error
+	// checkpoint, when set, runs before a branch's checkpoint is taken;
+	// an error fails that checkpoint.
+	checkpoint func(ctx context.Context, ref string, req CheckpointRequest) error
+	joinErr    error
 
 	mu     sync.Mutex
 	active int // processes running in branches
@@ -126,7 +129,12 @@ func (b *forkBranch) Exec(ctx context.Context, req ExecRequest) (ExecResult, err
 	return h.exec(ctx, b.ref, req), nil
 }
 
-func (b *forkBranch) Checkpoint(_ context.Context, req CheckpointRequest) (string, error) {
+func (b *forkBranch) Checkpoint(ctx context.Context, req CheckpointRequest) (string, error) {
+	if b.h.checkpoint != nil {
+		if err := b.h.checkpoint(ctx, b.ref, req); err != nil {
+			return "", err
+		}
+	}
 	b.ckpts = append(b.ckpts, req.Node.ID)
 	return "sha-" + req.Node.ID, nil
 }

@@ -95,6 +95,72 @@ func TestBranches_FirstSuccessCancelsSiblings(t *testing.T) {
 	}
 }
 
+// TestBranches_CheckpointCutByCancelIsNotAStop: a branch canceled while
+// its checkpoint is being written (git killed mid-commit) ends canceled,
+// keeping a failure its node had on its own; only a checkpoint that fails
+// by itself stops the run, and its reason is the one the run reports.
+func TestBranches_CheckpointCutByCancelIsNotAStop(t *testing.T) {
+	killed := func(ctx context.Context) error {
+		<-ctx.Done()
+		return errors.New("git commit: signal: killed")
+	}
+	for _, tc := range []struct {
+		name, fanAttrs string
+		bExit          int
+		aCkptErr       error
+		wantRun        Status
+		wantB          string // b's result: status and a word of its reason
+	}{
+		{"first_success, b failed on its own", ", join_policy=first_success", 1, nil, StatusPartialSuccess, "fail exited"},
+		{"first_success, b succeeded", ", join_policy=first_success", 0, nil, StatusSuccess, "fail canceled"},
+		{"wait_all, a's checkpoint fails", "", 0, errors.New("disk full"), StatusFail, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, fh := forkHarness(t)
+			fh.exec = func(_ context.Context, ref string, _ ExecRequest) ExecResult {
+				if ref == "ref/b" {
+					return ExecResult{ExitCode: tc.bExit}
+				}
+				return ExecResult{}
+			}
+			fh.checkpoint = func(ctx context.Context, ref string, req CheckpointRequest) error {
+				switch {
+				case ref == "ref/b" && req.Node.ID == "b":
+					return killed(ctx)
+				case ref == "ref/a" && req.Node.ID == "a":
+					return tc.aCkptErr
+				}
+				return nil
+			}
+			// b comes first in edge order, so a stop it reported would be
+			// the one the run names.
+			res := runWithin(t, h, mustLoad(t, fanGraph(tc.fanAttrs, "", tool("b", "true"), tool("a", "true"))))
+			if res.Status != tc.wantRun {
+				t.Fatalf("run = %s at %q (%s), want %s", res.Status, res.FailedNode, res.FailureReason, tc.wantRun)
+			}
+			if strings.Contains(res.FailureReason, "killed") {
+				t.Errorf("run reason %q names the killed checkpoint", res.FailureReason)
+			}
+			if tc.aCkptErr != nil {
+				if !strings.Contains(res.FailureReason, "disk full") {
+					t.Errorf("run reason %q does not name a's checkpoint failure", res.FailureReason)
+				}
+				return
+			}
+			var b BranchResult
+			for _, br := range fanResults(t, res) {
+				if br.Branch == "b" {
+					b = br
+				}
+			}
+			want := strings.Fields(tc.wantB)
+			if string(b.Status) != want[0] || !strings.Contains(b.FailureReason, want[1]) || b.LastNode != "b" {
+				t.Errorf("branch b = %s at %q (%s), want %s at b", b.Status, b.LastNode, b.FailureReason, tc.wantB)
+			}
+		})
+	}
+}
+
 func TestBranches_MergeConflictFailsFanInNamingPaths(t *testing.T) {
 	var reasons []string
 	for range 2 {

@@ -102,7 +102,10 @@ func (r *run) walkBranch(ctx context.Context, ln *lane, parallel *Node, head, fa
 			return br, err
 		}
 		if err := r.branchCheckpoint(ctx, parallel, n, o, end); err != nil {
-			return br, err
+			if ctx.Err() == nil {
+				return br, err
+			}
+			return cutCheckpoint(br, ln, n, o, head, err), nil
 		}
 		if o.Status == StatusFail && r.st.Signatures[signatureKey(n.ID, o)] >= r.signatureLimit() {
 			return br, r.cycleStop(n, o)
@@ -139,6 +142,21 @@ func (r *run) walkBranch(ctx context.Context, ln *lane, parallel *Node, head, fa
 		}
 		cur = sel.edge.To
 	}
+}
+
+// cutCheckpoint is the result of branch head when it was canceled (a
+// sibling won first_success, another branch stopped the run, the run was
+// canceled) while the checkpoint after n was being written, which the
+// cancel cut short (err): not a stop of its own. A failure n had before
+// the cancel is kept, so the run does not forget it; a success counts as
+// canceled, since nothing of it was committed.
+func cutCheckpoint(br BranchResult, ln *lane, n *Node, o Outcome, head string, err error) BranchResult {
+	br.LastNode = failedStep(ln, n)
+	if o.Status == StatusFail && o.FailureClass != ClassCanceled {
+		br.Status, br.FailureReason, br.FailureClass = o.Status, o.FailureReason, o.FailureClass
+		return br
+	}
+	return br.failed(ClassCanceled, fmt.Sprintf("branch %s canceled while the checkpoint after node %s was written: %v", head, n.ID, err))
 }
 
 // failedStep is the node a branch's outcome comes from: n, or for a
