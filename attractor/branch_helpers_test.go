@@ -17,8 +17,8 @@ import (
 // refs into the run's workspace, or returns joinErr.
 type forkHost struct {
 	*execHost
-	root    string
-	exec    func(ctx context.Context, ref string, req ExecRequest) ExecResult
+	root string
+	exec func(ctx context.Context, ref string, req ExecRequest) ExecResult
 	// checkpoint, when set, runs before a branch's checkpoint is taken;
 	// an error fails that checkpoint.
 	checkpoint func(ctx context.Context, ref string, req CheckpointRequest) error
