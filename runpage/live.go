@@ -19,8 +19,8 @@ import (
 // replaced where it stands, and when the run or a node changes state the
 // script fetches the page and swaps the parts that changed, keeping the
 // reader's scroll position and the logs they opened. The stream reads
-// the run directory as the page does, so it shows nothing the page would
-// not: everything is redacted, and the token of the page's link is the
+// the run directory as the page does (the streams of one run share their
+// looks, sharedLoads), so it shows nothing the page would not: everything is redacted, and the token of the page's link is the
 // token of its stream.
 
 //go:embed live.js
@@ -160,7 +160,7 @@ func (p *Pages) Stream(ctx context.Context, w http.ResponseWriter, id, since str
 			return nil
 		case <-time.After(every):
 		}
-		if run, err = p.Load(id); err != nil {
+		if run, err = p.loadShared(id, every); err != nil {
 			return nil // removed by retention meanwhile: the stream just ends
 		}
 	}

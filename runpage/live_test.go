@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -172,4 +174,48 @@ func mustRead(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestStreamsShareLooks: twenty readers of one running run read its
+// directory about once per interval between them, not once each, and
+// every one of them still gets a log line written while they watch.
+func TestStreamsShareLooks(t *testing.T) {
+	runsDir, f := newRun(t)
+	writeFullRun(f)
+	var loads atomic.Int64 // Source is called once per Load
+	p := newPages(t, runsDir, runpage.Options{Source: func(string) runpage.Source {
+		loads.Add(1)
+		return runpage.Source{}
+	}})
+	const viewers, every, watch = 20, 50 * time.Millisecond, 1200 * time.Millisecond
+	ctx, cancel := context.WithTimeout(t.Context(), watch)
+	defer cancel()
+	recs := make([]*httptest.ResponseRecorder, viewers)
+	var wg sync.WaitGroup
+	for i := range recs {
+		recs[i] = httptest.NewRecorder()
+		wg.Go(func() { _ = p.Stream(ctx, recs[i], runID, "", every) })
+	}
+	time.Sleep(watch / 2)
+	fh, err := os.OpenFile(filepath.Join(runsDir, runID, "nodes/lint/stdout.log"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fh.WriteString("seen by all\n"); err != nil {
+		t.Fatal(err)
+	}
+	fh.Close()
+	wg.Wait()
+	for i, rec := range recs {
+		if !strings.Contains(rec.Body.String(), "seen by all") {
+			t.Errorf("viewer %d did not get the new log line:\n%s", i, rec.Body.String())
+		}
+	}
+	// Each stream's first look is its own; after that, one look per
+	// interval at most, with slack for a slow machine's timers.
+	looks := loads.Load() - viewers
+	if limit := int64(2*watch/every) + 4; looks > limit {
+		t.Errorf("%d viewers made %d looks in %v at every %v: want at most %d (one per interval, shared)", viewers, looks, watch, every, limit)
+	}
+	t.Logf("%d viewers: %d looks after their first in %v at every %v", viewers, looks, watch, every)
 }

@@ -98,8 +98,9 @@ type Source struct {
 
 // Pages loads and renders run pages. It is safe for concurrent use.
 type Pages struct {
-	opts Options
-	tmpl *template.Template
+	opts   Options
+	tmpl   *template.Template
+	shared sharedLoads // the live streams' looks at their runs
 }
 
 // New checks opts and parses the page template.
