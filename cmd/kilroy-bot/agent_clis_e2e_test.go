@@ -385,8 +385,10 @@ func cliMatrix(shell shellTool) []cliCase {
 		// betas off), and the node is not retried.
 		{name: "HTTP 400", turns: []agenttest.Turn{fail(agenttest.BadRequest)}, wantClasses: []string{de}, wantRun: de, wantReason: "400", wantCalls: 1},
 		{name: "turn limit", turns: []agenttest.Turn{shell.turn("echo still working")}, wantClasses: []string{be}, wantRun: be, wantReason: "turn limit"},
+		// The timeout must outlast the CLI's start and first model call:
+		// 4 s did not on a machine at load 12 (Claude Code made no call).
 		{name: "timeout", turns: []agenttest.Turn{{Text: "halfway there", Calls: []agenttest.Call{shell.call("sleep 60")}}},
-			noRetry: true, nodeAttrs: `, timeout="4s"`, wantClasses: []string{ti}, wantRun: ti, wantReason: "timed out", wantKept: "halfway there"},
+			noRetry: true, nodeAttrs: `, timeout="12s"`, wantClasses: []string{ti}, wantRun: ti, wantReason: "timed out", wantKept: "halfway there"},
 		// The model keeps asking for tools; limits.max_tokens stops the
 		// agent within one model call of the budget.
 		budgetCase(shell),

@@ -28,7 +28,7 @@ type codexTurnWatch struct {
 	stop func()
 
 	mu    sync.Mutex
-	line  []byte // the start of the unfinished line so far
+	lines lineBuffer
 	seen  map[string]bool
 	calls int  // completed tool calls
 	hit   bool // stop was called
@@ -40,7 +40,7 @@ type codexTurnWatch struct {
 const maxWatchedLine = 64 << 10
 
 func newCodexTurnWatch(w io.Writer, max int, stop func()) *codexTurnWatch {
-	return &codexTurnWatch{w: w, max: max, stop: stop, seen: map[string]bool{}}
+	return &codexTurnWatch{w: w, max: max, stop: stop, seen: map[string]bool{}, lines: lineBuffer{max: maxWatchedLine}}
 }
 
 // Write passes p on, then reads the events it completes.
@@ -48,21 +48,7 @@ func (c *codexTurnWatch) Write(p []byte) (int, error) {
 	n, err := c.w.Write(p)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		part := p
-		if i >= 0 {
-			part = p[:i]
-		}
-		if room := maxWatchedLine - len(c.line); room > 0 {
-			c.line = append(c.line, part[:min(len(part), room)]...)
-		}
-		if i < 0 {
-			break
-		}
-		c.event(c.line)
-		c.line, p = c.line[:0], p[i+1:]
-	}
+	c.lines.feed(p, c.event)
 	return n, err
 }
 

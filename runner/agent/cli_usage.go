@@ -30,7 +30,7 @@ type usageWatch struct {
 	onLine func(line []byte)
 
 	mu     sync.Mutex
-	line   []byte
+	lines  lineBuffer
 	seen   map[string]Usage // by message id: the usage spent for it
 	spent  Usage            // everything spent so far
 	cost   float64          // the priced cost spent so far
@@ -38,7 +38,7 @@ type usageWatch struct {
 }
 
 func newUsageWatch(w io.Writer, meter *attractor.UsageMeter, price func(Usage) attractor.Usage, stop func()) *usageWatch {
-	return &usageWatch{w: w, meter: meter, price: price, stop: stop, seen: map[string]Usage{}}
+	return &usageWatch{w: w, meter: meter, price: price, stop: stop, seen: map[string]Usage{}, lines: lineBuffer{max: 4 * maxWatchedLine}}
 }
 
 // Write passes p on, then reads the lines it completes.
@@ -46,24 +46,12 @@ func (u *usageWatch) Write(p []byte) (int, error) {
 	n, err := u.w.Write(p)
 	u.mu.Lock()
 	defer u.mu.Unlock()
-	for len(p) > 0 {
-		i := bytes.IndexByte(p, '\n')
-		part := p
-		if i >= 0 {
-			part = p[:i]
-		}
-		if room := 4*maxWatchedLine - len(u.line); room > 0 {
-			u.line = append(u.line, part[:min(len(part), room)]...)
-		}
-		if i < 0 {
-			break
-		}
-		u.event(u.line)
+	u.lines.feed(p, func(line []byte) {
+		u.event(line)
 		if u.onLine != nil {
-			u.onLine(u.line)
+			u.onLine(line)
 		}
-		u.line, p = u.line[:0], p[i+1:]
-	}
+	})
 	return n, err
 }
 
