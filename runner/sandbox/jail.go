@@ -67,6 +67,7 @@ type Sandbox struct {
 	etcLock  *os.File // holds etc for the Sandbox's life
 	resolv   string   // the resolv.conf nodes see with network public (writeResolv)
 	paths    *pathCache
+	links    *linkRoots // what the programs on PATH link to
 	cgroups  *cgroupRoot
 	prewarm  *prewarmPool
 	image    *Image // the jails' root filesystem; nil: the host's (WithImage)
@@ -78,7 +79,7 @@ type Sandbox struct {
 // New prepares a Sandbox; it does not check that namespaces work (see
 // SelfTest).
 func New(cfg Config) (*Sandbox, error) {
-	s := &Sandbox{limits: cfg.Limits.withDefaults(), paths: newPathCache(pathTTL)}
+	s := &Sandbox{limits: cfg.Limits.withDefaults(), paths: newPathCache(pathTTL), links: &linkRoots{}}
 	if err := s.initNetwork(cfg); err != nil {
 		return nil, err
 	}
@@ -337,7 +338,9 @@ func NodeJail(s *Sandbox, host map[string]string, workspace, stageDir, managedRo
 	if s.image == nil {
 		// On an image root, PATH and the toolchains are the image's:
 		// nothing of the host's is shown for them.
-		j.ReadOnly = append(j.ReadOnly, toolchainDirs(NodeEnv(EnvSpec{Host: host}))...)
+		dirs := toolchainDirs(NodeEnv(EnvSpec{Host: host}))
+		j.ReadOnly = append(j.ReadOnly, dirs...)
+		j.ReadOnly = append(j.ReadOnly, s.links.of(dirs)...)
 	}
 	for _, d := range []string{stageDir, managedRoots} {
 		if d != "" {

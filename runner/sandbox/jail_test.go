@@ -447,6 +447,37 @@ func TestJailProgramFromNodeModules(t *testing.T) {
 	}
 }
 
+// A program on the bot's PATH that is a link into a tree beside its
+// directory runs in a node's jail: nvm's bin/agent links into
+// ../lib/node_modules, a hand-made bin/tool into a tool's own directory.
+// The jail shows those trees read-only, and nothing else beside them.
+func TestJailFollowsPATHLinks(t *testing.T) {
+	s := newTestSandbox(t, Config{})
+	prefix, other := t.TempDir(), t.TempDir()
+	pkg := filepath.Join(prefix, "lib", "node_modules", "@acme", "agent")
+	for _, d := range []string{filepath.Join(pkg, "lib"), filepath.Join(prefix, "bin"), filepath.Join(other, "tool", "bin"), filepath.Join(prefix, "private")} {
+		os.MkdirAll(d, 0o755)
+	}
+	os.WriteFile(filepath.Join(pkg, "lib", "greeting.txt"), []byte("hello from the package\n"), 0o644)
+	os.WriteFile(filepath.Join(pkg, "cli.sh"), []byte("#!/bin/sh\ncat \"$(dirname \"$(readlink -f \"$0\")\")/lib/greeting.txt\"\n"), 0o755)
+	os.WriteFile(filepath.Join(other, "tool", "bin", "tool"), []byte("#!/bin/sh\necho tool ran\n"), 0o755)
+	os.WriteFile(filepath.Join(prefix, "private", "secret"), []byte("not for nodes\n"), 0o644)
+	os.Symlink("../lib/node_modules/@acme/agent/cli.sh", filepath.Join(prefix, "bin", "agent"))
+	os.Symlink(filepath.Join(other, "tool", "bin", "tool"), filepath.Join(prefix, "bin", "tool"))
+	host := map[string]string{"PATH": filepath.Join(prefix, "bin") + ":" + HostEnv()["PATH"], "HOME": HostEnv()["HOME"]}
+	ws := t.TempDir()
+	j := NodeJail(s, host, ws, "", "", "")
+	var out bytes.Buffer
+	res, err := Run(context.Background(), Cmd{
+		Argv: []string{"sh", "-c", "agent; tool; cat " + filepath.Join(prefix, "private", "secret") + " 2>&1 || echo hidden"},
+		Dir:  ws, Env: NodeEnv(EnvSpec{Host: host}), Stdout: &out, Stderr: &out, Jail: j,
+	})
+	want := "hello from the package\ntool ran\n"
+	if err != nil || res.ExitCode != 0 || !strings.HasPrefix(out.String(), want) || !strings.HasSuffix(out.String(), "hidden\n") {
+		t.Errorf("run: %v, exit %d, output %q; want %q, then the private file hidden", err, res.ExitCode, out.String(), want)
+	}
+}
+
 // The jail's /dev has the devices programs use, the descriptor links and a
 // writable /dev/shm, and nothing of the host's devices; it costs no mount
 // besides the four device binds and /dev/shm's tmpfs.
