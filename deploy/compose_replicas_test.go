@@ -123,7 +123,7 @@ func TestComposeUpReplicas(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-GitHub-Event", "pull_request")
 		req.Header.Set("X-GitHub-Delivery", fmt.Sprintf("compose-replicas-%d-%d", os.Getpid(), deliveries))
-		req.Header.Set("X-Hub-Signature-256", ghapptest.Signature256([]byte("image-test-webhook-secret"), body))
+		req.Header.Set("X-Hub-Signature-256", ghapptest.Signature256([]byte(storedWebhookSecret), body))
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
