@@ -63,7 +63,7 @@ func TestComposeReplicaTakeoverCompletesChecks(t *testing.T) {
 	c.appVolume, c.appAt = "kilroy-app", appsetup.FilesIn(dockerfileEnv(t, "KILROY_DATA_DIR")).Dir
 	c.skipIfVolumesExist(t, "compose.yml", "compose.postgres.yml", "compose.replicas.yml")
 
-	gh := ghapptest.New(t, ghapptest.WithListenAddr(net.JoinHostPort(c.gateway(t), "0")), ghapptest.WithAppID(storedAppID))
+	gh := ghapptest.New(t, ghapptest.WithListenAddr(net.JoinHostPort(c.gateway(t, image), "0")), ghapptest.WithAppID(storedAppID))
 	repo := gh.AddRepo("octo", "widgets")
 	repo.Commit(t, "main", map[string]string{".kilroy/ci.dot": takeoverDOT}, "initial")
 	gh.SetPermission("octo", "widgets", "alice", "write")
@@ -167,13 +167,17 @@ func TestComposeReplicaTakeoverCompletesChecks(t *testing.T) {
 
 // gateway creates the project's default network, as podman-compose would
 // (with its labels; up then uses it), and returns its gateway: the host's
-// address on that network, which the containers reach.
-func (c *composeTest) gateway(t *testing.T) string {
+// address on that network, which the containers reach. With CNI the host
+// has that address only while a container is on the network, so a
+// container of image that sleeps stays on it until t ends.
+func (c *composeTest) gateway(t *testing.T, image string) string {
 	t.Helper()
-	name := c.project + "_default"
+	name, holder := c.project+"_default", c.project+"_gateway"
 	run(t, "podman", "network", "create", "--label", "io.podman.compose.project="+c.project,
 		"--label", "com.docker.compose.project="+c.project, name)
 	t.Cleanup(func() { exec.Command("podman", "network", "rm", "-f", name).Run() })
+	run(t, "podman", "run", "-d", "--rm", "--name", holder, "--network", name, "--entrypoint", "sleep", image, "infinity")
+	t.Cleanup(func() { exec.Command("podman", "rm", "-f", "-t", "0", holder).Run() })
 	gw := strings.TrimSpace(run(t, "podman", "network", "inspect", "--format", "{{range .Subnets}}{{.Gateway}} {{end}}", name))
 	if ip := net.ParseIP(strings.Fields(gw + " -")[0]); ip != nil {
 		return ip.String()
