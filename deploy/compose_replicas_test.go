@@ -73,9 +73,9 @@ func TestComposeReplicas(t *testing.T) {
 // with the App stored once in the App volume. Both replicas start and
 // answer /healthz on their own ports; deliveries sent to one replica only
 // are worked by both, from the one queue in Postgres; after a SIGKILL of
-// that replica, the other takes what is delivered to it. It cannot show
-// runs completing, as no GitHub is reachable from the containers: that
-// half is TestServeE2EReplicaTakesOver's, with serve processes.
+// that replica, the other takes what is delivered to it. GitHub is a
+// closed port here, so no run completes: runs completing after a SIGKILL
+// are TestComposeReplicaTakeoverCompletesChecks', on a fake GitHub.
 func TestComposeUpReplicas(t *testing.T) {
 	podmanCompose(t)
 	image := cmp.Or(os.Getenv("KILROY_POSTGRES_IMAGE"), "postgres:17")

@@ -142,6 +142,8 @@ func TestComposeReplicaTakeoverCompletesChecks(t *testing.T) {
 		}
 		time.Sleep(time.Second) // polling the fake for containers' work, not synchronising goroutines
 	}
+	t.Logf("every check on %.7s completed; %s is %s", sha, killed,
+		strings.TrimSpace(run(t, "podman", "inspect", "--format", "{{.State.Status}}", killed)))
 	got := map[string]string{}
 	for _, r := range checks() {
 		if r.Conclusion == "" {
