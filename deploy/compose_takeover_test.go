@@ -1,7 +1,6 @@
 package deploy
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -9,14 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	gocmp "github.com/google/go-cmp/cmp"
 
-	"github.com/kilroy-bot/kilroy-bot/appsetup"
 	"github.com/kilroy-bot/kilroy-bot/ghapp/ghapptest"
 )
 
@@ -56,25 +53,14 @@ var takeoverDOT = fmt.Sprintf(`digraph ci {
 // one checkpoint on the run branch (build is not run again).
 func TestComposeReplicaTakeoverCompletesChecks(t *testing.T) {
 	podmanCompose(t)
-	image := cmp.Or(os.Getenv("KILROY_POSTGRES_IMAGE"), "postgres:17")
-	if exec.Command("podman", "image", "exists", image).Run() != nil {
-		t.Skipf("no Postgres image %s here, and no registry to pull one from: scripts/install-podman.sh builds one and prints KILROY_POSTGRES_IMAGE", image)
-	}
-	c := newComposeTest(t, "deploy/compose.yml", "deploy/compose.postgres.yml", "deploy/compose.replicas.yml")
-	c.appVolume, c.appAt = "kilroy-app", appsetup.FilesIn(dockerfileEnv(t, "KILROY_DATA_DIR")).Dir
-	c.skipIfVolumesExist(t, "compose.yml", "compose.postgres.yml", "compose.replicas.yml")
-
-	gh := ghapptest.New(t, ghapptest.WithListenAddr(net.JoinHostPort(c.gateway(t, image), "0")), ghapptest.WithAppID(storedAppID))
+	c, pgImage, second := newReplicasTest(t)
+	gh := ghapptest.New(t, ghapptest.WithListenAddr(net.JoinHostPort(c.gateway(t, pgImage), "0")), ghapptest.WithAppID(storedAppID))
 	repo := gh.AddRepo("octo", "widgets")
 	repo.Commit(t, "main", map[string]string{".kilroy/ci.dot": takeoverDOT}, "initial")
 	gh.SetPermission("octo", "widgets", "alice", "write")
 	c.appKey, c.githubURL = gh.PrivateKeyPEM(), gh.APIURL()
-	port2 := freePort(t)
-	c.env = append(c.env, "POSTGRES_PASSWORD=composetest", "KILROY_POSTGRES_IMAGE="+image, "KILROY_PORT_2="+strconv.Itoa(port2))
 	c.up(t)
-	c.waitFor(t, "the second replica to answer /healthz", func() bool {
-		return healthy(fmt.Sprintf("http://127.0.0.1:%d/healthz", port2))
-	})
+	c.waitFor(t, "the second replica to answer /healthz", func() bool { return healthy(second + "/healthz") })
 
 	sha := repo.Commit(t, "feature-1", map[string]string{"README.md": "change\n"}, "change")
 	gh.PutPull("octo", "widgets", ghapptest.Pull{Number: 1, HeadSHA: sha, Author: "alice", BaseRef: "main", Files: []string{"README.md"}})
