@@ -73,27 +73,17 @@ func TestComposeReplicas(t *testing.T) {
 // with the App stored once in the App volume. Both replicas start and
 // answer /healthz on their own ports; deliveries sent to one replica only
 // are worked by both, from the one queue in Postgres; after a SIGKILL of
-// that replica, the other takes what is delivered to it. It cannot show
-// runs completing, as no GitHub is reachable from the containers: that
-// half is TestServeE2EReplicaTakesOver's, with serve processes.
+// that replica, the other takes what is delivered to it. GitHub is a
+// closed port here, so no run completes: runs completing after a SIGKILL
+// are TestComposeReplicaTakeoverCompletesChecks', on a fake GitHub.
 func TestComposeUpReplicas(t *testing.T) {
 	podmanCompose(t)
-	image := cmp.Or(os.Getenv("KILROY_POSTGRES_IMAGE"), "postgres:17")
-	if exec.Command("podman", "image", "exists", image).Run() != nil {
-		t.Skipf("no Postgres image %s here, and no registry to pull one from: scripts/install-podman.sh builds one and prints KILROY_POSTGRES_IMAGE", image)
-	}
 	payload, err := os.ReadFile(filepath.Join("..", "..", "shared", "testdata", "github", "webhooks", "pull_request", "opened.payload.json"))
 	if err != nil {
 		t.Skipf("the shared GitHub fixtures are not beside the checkout (../shared/testdata/github): %v", err)
 	}
-	files := []string{"deploy/compose.yml", "deploy/compose.postgres.yml", "deploy/compose.replicas.yml"}
-	c := newComposeTest(t, files...)
-	c.appVolume, c.appAt = "kilroy-app", appsetup.FilesIn(dockerfileEnv(t, "KILROY_DATA_DIR")).Dir
-	c.skipIfVolumesExist(t, "compose.yml", "compose.postgres.yml", "compose.replicas.yml")
-	port2 := freePort(t)
-	c.env = append(c.env, "POSTGRES_PASSWORD=composetest", "KILROY_POSTGRES_IMAGE="+image, "KILROY_PORT_2="+strconv.Itoa(port2))
+	c, _, second := newReplicasTest(t)
 	c.up(t)
-	second := fmt.Sprintf("http://127.0.0.1:%d", port2)
 	c.waitFor(t, "the second replica to answer /healthz", func() bool { return healthy(second + "/healthz") })
 
 	psql := func(query string) string {
@@ -123,7 +113,7 @@ func TestComposeUpReplicas(t *testing.T) {
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("X-GitHub-Event", "pull_request")
 		req.Header.Set("X-GitHub-Delivery", fmt.Sprintf("compose-replicas-%d-%d", os.Getpid(), deliveries))
-		req.Header.Set("X-Hub-Signature-256", ghapptest.Signature256([]byte("image-test-webhook-secret"), body))
+		req.Header.Set("X-Hub-Signature-256", ghapptest.Signature256([]byte(storedWebhookSecret), body))
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
@@ -158,6 +148,26 @@ func TestComposeUpReplicas(t *testing.T) {
 	}
 	t.Logf("replicas %s and %s worked events from one queue; %d deliveries", host1, host2, deliveries)
 	c.down(t, "compose.yml", "compose.postgres.yml", "compose.replicas.yml")
+}
+
+// newReplicasTest is the compose test of compose.yml, compose.postgres.yml
+// and compose.replicas.yml, the App in the App volume, the second replica
+// on a host port of its own (second is its base URL), and Postgres from
+// pgImage: KILROY_POSTGRES_IMAGE (scripts/install-podman.sh's, which keeps
+// the official image's contract) or the official one. It skips t when
+// podman has no such image. Bringing it up is the caller's.
+func newReplicasTest(t *testing.T) (c *composeTest, pgImage, second string) {
+	t.Helper()
+	pgImage = cmp.Or(os.Getenv("KILROY_POSTGRES_IMAGE"), "postgres:17")
+	if exec.Command("podman", "image", "exists", pgImage).Run() != nil {
+		t.Skipf("no Postgres image %s here, and no registry to pull one from: scripts/install-podman.sh builds one and prints KILROY_POSTGRES_IMAGE", pgImage)
+	}
+	c = newComposeTest(t, "deploy/compose.yml", "deploy/compose.postgres.yml", "deploy/compose.replicas.yml")
+	c.appVolume, c.appAt = "kilroy-app", appsetup.FilesIn(dockerfileEnv(t, "KILROY_DATA_DIR")).Dir
+	c.skipIfVolumesExist(t, "compose.yml", "compose.postgres.yml", "compose.replicas.yml")
+	port2 := freePort(t)
+	c.env = append(c.env, "POSTGRES_PASSWORD=composetest", "KILROY_POSTGRES_IMAGE="+pgImage, "KILROY_PORT_2="+strconv.Itoa(port2))
+	return c, pgImage, fmt.Sprintf("http://127.0.0.1:%d", port2)
 }
 
 // waitFor polls cond (which may act, like a delivery) every second until

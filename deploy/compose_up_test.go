@@ -25,22 +25,22 @@ type composeTest struct {
 	// appVolume is the volume key setup's files go in, and appAt where
 	// they are mounted to write them: the data volume by default.
 	appVolume, appAt string
+	// appKey is the App's private key (PEM) stored there; nil for a
+	// throwaway one.
+	appKey []byte
+	// envFile is the bot's env file, written by up: githubURL is its
+	// KILROY_GITHUB_URL, a closed port unless set.
+	envFile, githubURL string
 }
 
 func newComposeTest(t *testing.T, files ...string) *composeTest {
 	t.Helper()
 	tag := fmt.Sprintf("%d-%d", os.Getpid(), time.Now().UnixNano()%1e6)
-	envFile := filepath.Join(t.TempDir(), "bot.env")
-	// KILROY_APP_ID left empty as env.example has it: serve takes its
-	// default (the app-id file in the data volume), not an empty id.
-	settings := "KILROY_PUBLIC_URL=https://kilroy.example.test\nKILROY_APP_ID=\nKILROY_GITHUB_URL=http://127.0.0.1:9/\n"
-	if err := os.WriteFile(envFile, []byte(settings), 0o600); err != nil {
-		t.Fatal(err)
-	}
 	c := &composeTest{files: files, project: "kilroy-compose-test-" + tag,
-		image: "localhost/kilroy-compose-test:" + tag, port: freePort(t)}
+		image: "localhost/kilroy-compose-test:" + tag, port: freePort(t),
+		envFile: filepath.Join(t.TempDir(), "bot.env"), githubURL: "http://127.0.0.1:9/"}
 	c.env = append(os.Environ(),
-		"KILROY_ENV_FILE="+envFile, "KILROY_IMAGE="+c.image, "KILROY_PORT="+strconv.Itoa(c.port),
+		"KILROY_ENV_FILE="+c.envFile, "KILROY_IMAGE="+c.image, "KILROY_PORT="+strconv.Itoa(c.port),
 		// podman build: Docker's format keeps HEALTHCHECK; no layer
 		// cache, so that the build stage leaves no untagged image.
 		"BUILDAH_FORMAT=docker", "BUILDAH_LAYERS=false")
@@ -187,10 +187,16 @@ func (c *composeTest) up(t *testing.T) {
 		}
 		t.Fatalf("podman-compose build made no image %s:\n%s", c.image, out)
 	}
+	// KILROY_APP_ID left empty as env.example has it: serve takes its
+	// default (the app-id file in the data volume), not an empty id.
+	settings := "KILROY_PUBLIC_URL=https://kilroy.example.test\nKILROY_APP_ID=\nKILROY_GITHUB_URL=" + c.githubURL + "\n"
+	if err := os.WriteFile(c.envFile, []byte(settings), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	volume := c.volume(cmp.Or(c.appVolume, "kilroy-data"))
 	// With the label podman-compose gives the volumes it creates, which
 	// its down -v removes.
-	storeApp(t, "podman", c.image, volume, c.appAt, "--label", "io.podman.compose.project="+c.project)
+	storeApp(t, "podman", c.image, volume, c.appAt, c.appKey, "--label", "io.podman.compose.project="+c.project)
 	t.Cleanup(func() { c.command("down", "-v").Run() })
 	c.run(t, "up", "-d")
 	c.waitHealthy(t)

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -102,7 +103,7 @@ func TestImage(t *testing.T) {
 	}
 	exitStatusPassesThrough(t, eng, tag)
 	volume := strings.NewReplacer(":", "-").Replace(tag) + "-data"
-	storeApp(t, eng, tag, volume, "")
+	storeApp(t, eng, tag, volume, "", nil)
 	security := composeSecurityOpts(t)
 	if out, err := exec.CommandContext(t.Context(), eng, serveArgs(tag, volume, nil, "--rm")...).CombinedOutput(); err == nil ||
 		!strings.Contains(string(out), "sandbox self-test") {
@@ -181,19 +182,30 @@ func composeSecurityOpts(t *testing.T) []string {
 	return readCompose(t, "compose.yml").Services["bot"].SecurityOpt
 }
 
+// storedAppID and storedWebhookSecret are the App id and webhook secret
+// storeApp stores, as setup would.
+const (
+	storedAppID         = 4242
+	storedWebhookSecret = "image-test-webhook-secret"
+)
+
 // storeApp makes volume, with the create options given, hold what
-// kilroy-bot setup stores (App id, a throwaway key, webhook secret),
-// written by the user of image tag, and removes the volume when t ends.
-// The volume is mounted at /data (a data volume, setup's files in its
-// github-app/) or, with at set, at that directory (the App volume of
-// compose.replicas.yml, holding the files themselves).
-func storeApp(t *testing.T, eng, tag, volume, at string, create ...string) {
+// kilroy-bot setup stores (App id, key, webhook secret), written by the
+// user of image tag, and removes the volume when t ends. The key is the
+// PEM given, or a throwaway one when key is nil. The volume is mounted at
+// /data (a data volume, setup's files in its github-app/) or, with at
+// set, at that directory (the App volume of compose.replicas.yml, holding
+// the files themselves).
+func storeApp(t *testing.T, eng, tag, volume, at string, key []byte, create ...string) {
 	t.Helper()
 	run(t, eng, append(append([]string{"volume", "create"}, create...), volume)...)
 	t.Cleanup(func() { exec.Command(eng, "volume", "rm", "-f", volume).Run() })
-	k, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
+	if key == nil {
+		k, err := rsa.GenerateKey(rand.Reader, 2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key = pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)})
 	}
 	files := appsetup.FilesIn(dockerfileEnv(t, "KILROY_DATA_DIR"))
 	mount := volume + ":/data"
@@ -201,9 +213,9 @@ func storeApp(t *testing.T, eng, tag, volume, at string, create ...string) {
 		mount = volume + ":" + at
 	}
 	write := exec.CommandContext(t.Context(), eng, "run", "--rm", "-i", "-v", mount, "--entrypoint", "sh", tag, "-c",
-		`umask 077 && mkdir -p "$1" && cat > "$2" && echo 4242 > "$3" && echo image-test-webhook-secret > "$4"`,
-		"sh", files.Dir, files.PrivateKey(), files.AppID(), files.WebhookSecret())
-	write.Stdin = bytes.NewReader(pem.EncodeToMemory(&pem.Block{Type: "RSA PRIVATE KEY", Bytes: x509.MarshalPKCS1PrivateKey(k)}))
+		`umask 077 && mkdir -p "$1" && cat > "$2" && echo "$5" > "$3" && echo "$6" > "$4"`,
+		"sh", files.Dir, files.PrivateKey(), files.AppID(), files.WebhookSecret(), strconv.Itoa(storedAppID), storedWebhookSecret)
+	write.Stdin = bytes.NewReader(key)
 	if out, err := write.CombinedOutput(); err != nil {
 		t.Fatalf("storing the App in the data volume: %v\n%s", err, out)
 	}

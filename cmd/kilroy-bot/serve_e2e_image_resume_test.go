@@ -4,9 +4,6 @@ package main
 
 import (
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -31,24 +28,8 @@ func TestServeE2EImageResumeAfterKill(t *testing.T) {
 	e := newE2E(t, e2eOptions{policy: "images:\n  allow: [\"" + reg + "/team/**\"]\n",
 		files:       map[string]string{".kilroy/ci.dot": markerDOT(gate), ".kilroy/config.yml": "version: 1\nimage: " + ref + "\n"},
 		databaseURL: pg, staleAfter: 2 * time.Second, deferStart: true})
-	a := startReplica(t, e, pg)
-	sha := e.repo.Commit(t, "feature-32", map[string]string{"README.md": "change\n"}, "change")
-	a.deliver(t, e, "pull_request", e.openPR("opened", pr{number: 32, sha: sha}))
-	var id string
-	e.waitFor("the first serve to run node wait", func() bool {
-		runs := e.named(sha, "kilroy/ci")
-		if len(runs) == 0 {
-			return false
-		}
-		id = runID(runs[len(runs)-1])
-		_, err := os.Stat(filepath.Join(a.dataDir, "runs", id, "nodes", "wait"))
-		return err == nil
-	})
+	a, sha, id := runOnReplica(t, e, pg, 32, "first", "wait")
 	branch := "kilroy/run/ci/" + id
-	e.waitFor("the checkpoint of first on the remote", func() bool {
-		out, err := exec.Command("git", "--git-dir", e.repo.Dir, "log", "-1", "--format=%s", branch).Output()
-		return err == nil && strings.Contains(string(out), "first (success)")
-	})
 	a.kill(t)
 	if moved := markerImage(t, ref, "MOVED-TAG"); moved == pinned {
 		t.Fatal("the moved tag names the pinned image")

@@ -44,27 +44,8 @@ func TestServeE2EReplicaTakesOver(t *testing.T) {
 	gate := newGate(t)
 	e := newE2E(t, e2eOptions{files: map[string]string{"main.go": mainGo, ".kilroy/ci.dot": replicaDOT(gate)},
 		databaseURL: pg, staleAfter: 2 * time.Second, deferStart: true})
-	a := startReplica(t, e, pg)
-
-	sha := e.repo.Commit(t, "feature-31", map[string]string{"README.md": "change\n"}, "change")
-	a.deliver(t, e, "pull_request", e.openPR("opened", pr{number: 31, sha: sha}))
-	var id string
-	e.waitFor("replica A to run node mid", func() bool {
-		runs := e.named(sha, "kilroy/ci")
-		if len(runs) == 0 {
-			return false
-		}
-		id = runID(runs[len(runs)-1])
-		_, err := os.Stat(filepath.Join(a.dataDir, "runs", id, "nodes", "mid"))
-		return err == nil
-	})
+	a, sha, id := runOnReplica(t, e, pg, 31, "two", "mid")
 	branch := "kilroy/run/ci/" + id
-	// The checkpoint of two is pushed in the background; wait for it, so
-	// the remote has the last checkpoint before mid.
-	e.waitFor("the checkpoint of two on the remote", func() bool {
-		out, err := exec.Command("git", "--git-dir", e.repo.Dir, "log", "-1", "--format=%s", branch).Output()
-		return err == nil && strings.Contains(string(out), "two (success)")
-	})
 	before := e.repo.Git(t, "rev-parse", branch)
 	trailBefore := e.repo.Git(t, "show", before+":trail.txt")
 
@@ -100,6 +81,34 @@ func TestServeE2EReplicaTakesOver(t *testing.T) {
 		t.Errorf("replica B did not rebuild the run directory; its log:\n%s", e.logs.String())
 	}
 	e.assertAllCompleted()
+}
+
+// runOnReplica starts replica A on the fake GitHub of e and the shared
+// database pg, delivers pull request number (a new head on
+// feature-<number>) to it, and waits until A's run of kilroy/ci has
+// started node and the checkpoint of last, the node before it, is on the
+// remote (checkpoints are pushed in the background), so that a replica
+// taking the run over has it. It returns A, the head SHA and the run id.
+func runOnReplica(t *testing.T, e *e2e, pg string, number int, last, node string) (a *replica, sha, id string) {
+	t.Helper()
+	a = startReplica(t, e, pg)
+	sha = e.repo.Commit(t, fmt.Sprintf("feature-%d", number), map[string]string{"README.md": "change\n"}, "change")
+	a.deliver(t, e, "pull_request", e.openPR("opened", pr{number: number, sha: sha}))
+	e.waitFor("replica A to run node "+node, func() bool {
+		runs := e.named(sha, "kilroy/ci")
+		if len(runs) == 0 {
+			return false
+		}
+		id = runID(runs[len(runs)-1])
+		_, err := os.Stat(filepath.Join(a.dataDir, "runs", id, "nodes", node))
+		return err == nil
+	})
+	branch := "kilroy/run/ci/" + id
+	e.waitFor("the checkpoint of "+last+" on the remote", func() bool {
+		out, err := exec.Command("git", "--git-dir", e.repo.Dir, "log", "-1", "--format=%s", branch).Output()
+		return err == nil && strings.Contains(string(out), last+" (success)")
+	})
+	return a, sha, id
 }
 
 // replica is a serve process of its own sharing the test's database.

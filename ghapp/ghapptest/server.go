@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -55,6 +56,7 @@ type config struct {
 	appSlug  string
 	perms    map[string]string
 	clientID string
+	addr     string // where to listen; "" for httptest's loopback port
 }
 
 // Option configures a Server.
@@ -74,6 +76,12 @@ func WithAppSlug(slug string) Option { return func(c *config) { c.appSlug = slug
 func WithInstallationPermissions(p map[string]string) Option {
 	return func(c *config) { c.perms = maps.Clone(p) }
 }
+
+// WithListenAddr makes the server listen on addr ("host:port", port 0 for
+// any) instead of a loopback port, for a bot that is not on this host's
+// loopback: one in a container reaches the host at its network's gateway.
+// The server's URLs then name that address.
+func WithListenAddr(addr string) Option { return func(c *config) { c.addr = addr } }
 
 // New starts a fake GitHub for t and closes it when t ends. It skips t when
 // the shared GitHub fixtures it validates check runs against are missing.
@@ -112,7 +120,16 @@ func New(t testing.TB, opts ...Option) *Server {
 	}
 	s.gitServe = s.newGitBackend()
 	s.mux = s.routes()
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(s.serve))
+	if cfg.addr != "" {
+		l, err := net.Listen("tcp", cfg.addr)
+		if err != nil {
+			t.Fatalf("ghapptest: %v", err)
+		}
+		s.srv.Listener.Close()
+		s.srv.Listener = l
+	}
+	s.srv.Start()
 	// Close waits for in-flight requests, so no handler reports to t after
 	// the test has finished.
 	t.Cleanup(s.srv.Close)
