@@ -208,6 +208,7 @@ func newAgentFactory(w wired, env runner.EnvInputs) runner.AgentFactory {
 		a, err := agent.New(w.Config.Policy.Agents, agent.Deps{
 			HostEnv: env.Host, Policy: policyEnv, SecretNames: env.SecretNames, SecretValues: env.SecretValues,
 			Logger: w.Logger, Sandbox: sb, ManagedRoots: managedRoots, Caches: caches, Where: agent.ServePolicy,
+			RuntimeCache: filepath.Join(w.Config.DataDir, "agent-runtime"),
 		})
 		if err != nil {
 			return nil, err
