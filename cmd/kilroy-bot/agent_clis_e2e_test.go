@@ -75,6 +75,12 @@ type cliCase struct {
 	wantFile string
 	// callsIn, when set, bounds the requests taking a turn: [min, max].
 	callsIn [2]int
+	// wantHello, when set, is hello.txt on the run branch.
+	wantHello string
+	// wantNoCalls: the server must see no request at all.
+	wantNoCalls bool
+	// reasonHas are more strings the run's failure reason must hold.
+	reasonHas []string
 }
 
 // progressAttempts reads the failure class of every attempt of node from
@@ -314,14 +320,24 @@ func runCLICase(t *testing.T, srv *agenttest.Server, c cliUnderTest, tc cliCase)
 	if tc.callsIn[1] > 0 && (srv.Calls() < tc.callsIn[0] || srv.Calls() > tc.callsIn[1]) {
 		t.Errorf("the server saw %d model calls, want %d to %d", srv.Calls(), tc.callsIn[0], tc.callsIn[1])
 	}
+	if tc.wantNoCalls && len(srv.Requests()) != 0 {
+		t.Errorf("the server saw %d requests, want none", len(srv.Requests()))
+	}
+	if tc.wantHello != "" {
+		if got := gitT(t, repo, "show", runBranch(t, repo)+":hello.txt") + "\n"; got != tc.wantHello {
+			t.Errorf("hello.txt on the run branch:\n%s\nwant:\n%s", got, tc.wantHello)
+		}
+	}
 	if tc.wantFile != "" && !strings.Contains(runBranchFileList(t, repo), tc.wantFile) {
 		t.Errorf("%s, the work so far, is not on the run branch", tc.wantFile)
 	}
 	if tc.wantRun == "budget_exhausted" && tc.config != "" && !strings.Contains(stdout, "budget-limited") {
 		t.Errorf("the report does not say budget-limited:\n%s", stdout)
 	}
-	if !strings.Contains(reason, tc.wantReason) {
-		t.Errorf("the run's reason %q lacks %q", reason, tc.wantReason)
+	for _, w := range append([]string{tc.wantReason}, tc.reasonHas...) {
+		if !strings.Contains(reason, w) {
+			t.Errorf("the run's reason %q lacks %q", reason, w)
+		}
 	}
 	stage := stageFiles(t, runDir)
 	// KILROY_E2E_KEEP=DIR keeps each case's directory and the requests the

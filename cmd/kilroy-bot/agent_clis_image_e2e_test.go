@@ -1,0 +1,108 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/kilroy-bot/kilroy-bot/runner/agent/agenttest"
+	"github.com/kilroy-bot/kilroy-bot/runner/image/imagetest"
+)
+
+// imageMarker is a file only the test images hold.
+const imageMarker = "/opt/kilroy-test/cli-marker"
+
+// agentRuntime skips unless the CLIs' install directory is also an agent
+// runtime (bin/node beside node_modules), as scripts/install-agent-clis.sh
+// leaves it.
+func agentRuntime(t *testing.T, bin string) {
+	t.Helper()
+	dir := strings.TrimSuffix(bin, filepath.Join("/node_modules", ".bin", filepath.Base(bin)))
+	if _, err := os.Stat(filepath.Join(dir, "bin", "node")); err != nil {
+		t.Skipf("%s is not an agent runtime (no bin/node): run scripts/install-agent-clis.sh again", dir)
+	}
+}
+
+// Each real CLI runs a node in an image of the Debian base, which has
+// neither node nor the CLIs, from the bot's agent runtime: the CLIs'
+// install directory, which `kilroy-bot run` finds from the command's
+// path. The CLI's shell tool runs in the image (it reads a file only the
+// image has) and sees neither the runtime's node nor a library path of
+// the runtime's.
+func TestRealCLIsInImage(t *testing.T) {
+	needSandbox(t)
+	base, _ := imagetest.DebianBase(t)
+	for _, c := range []cliUnderTest{claudeCLI, codexCLI, geminiCLI} {
+		agentRuntime(t, agentCLIDir(t, c.program))
+	}
+	layer := imagetest.CachedLayer(t, "cli-marker-1", func(dir string) {
+		imagetest.WriteFile(t, dir, imageMarker, "IMAGE-MARKER\n", 0o644)
+	})
+	img := imagetest.Extend(t, base, []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, layer)
+	ref := imagetest.Registry(t) + "/test/debian-cli:1"
+	imagetest.Push(t, ref, img)
+	srv, network := modelServer(t)
+	for _, c := range []cliUnderTest{claudeCLI, codexCLI, geminiCLI} {
+		t.Run(c.cli, func(t *testing.T) {
+			c.bin, c.sandbox, c.network = agentCLIDir(t, c.program), true, network
+			probe := `{ echo hi; cat ` + imageMarker + `; command -v node || echo no-node; echo "ld=${LD_LIBRARY_PATH:-unset}"; } > hello.txt`
+			runCLICase(t, srv, c, cliCase{
+				name:        "in image",
+				turns:       []agenttest.Turn{c.shell.turn(probe), agenttest.Text("Created hello.txt. OUTCOME:SUCCESS")},
+				config:      "version: 1\nimage: " + ref + "\n",
+				wantClasses: []string{""}, wantCommit: true,
+				wantHello: "hi\nIMAGE-MARKER\nno-node\nld=unset\n",
+			})
+		})
+	}
+}
+
+// Where the agent runtime cannot run, a CLI node whose image lacks the
+// CLI fails structural before the CLI starts, so before any model call,
+// naming both fixes: a musl-based image (its loader, no glibc's), and an
+// image without /bin/sh.
+func TestRealCLIImageUnfitForRuntime(t *testing.T) {
+	needSandbox(t)
+	c := claudeCLI
+	c.bin = agentCLIDir(t, c.program)
+	agentRuntime(t, c.bin)
+	reg := imagetest.Registry(t)
+	srv, network := modelServer(t)
+	c.sandbox, c.network = true, network
+	for _, tc := range []struct {
+		name, image string
+		tree        func(t *testing.T, dir string)
+		want        string
+	}{
+		{name: "musl", image: "musl", want: "musl-based (it has /lib/ld-musl-x86_64.so.1 and no glibc loader",
+			tree: func(t *testing.T, dir string) {
+				imagetest.WriteFile(t, dir, "lib/ld-musl-x86_64.so.1", "\x7fELF, a stand-in for musl's loader\n", 0o755)
+				imagetest.WriteFile(t, dir, "bin/sh", "#!/lib/ld-musl-x86_64.so.1\n", 0o755)
+			}},
+		{name: "no /bin/sh", image: "nosh", want: "has no /bin/sh",
+			tree: func(t *testing.T, dir string) {
+				imagetest.WriteFile(t, dir, "etc/os-release", "ID=kilroy-test\n", 0o644)
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.image == "musl" && runtime.GOARCH != "amd64" {
+				t.Skip("the stand-in musl loader has x86-64's name")
+			}
+			dir := t.TempDir()
+			tc.tree(t, dir)
+			ref := reg + "/test/unfit-" + tc.image + ":1"
+			imagetest.Push(t, ref, imagetest.Image(t, dir, []string{"PATH=/usr/bin:/bin"}))
+			runCLICase(t, srv, c, cliCase{
+				name:        tc.name,
+				turns:       []agenttest.Turn{agenttest.Text("never asked")},
+				config:      "version: 1\nimage: " + ref + "\n",
+				noRetry:     true,
+				wantClasses: []string{"structural"}, wantRun: "structural",
+				wantReason: tc.want, wantNoCalls: true,
+				reasonHas: []string{"Use an image that has claude", "`image:` in .kilroy/config.yml", "a glibc-based image with /bin/sh"},
+			})
+		})
+	}
+}
