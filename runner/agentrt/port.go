@@ -37,7 +37,7 @@ func readELF(p string) (elfInfo, error) {
 			if err != nil {
 				return info, fmt.Errorf("%s: read PT_INTERP: %w", p, err)
 			}
-			info.interp = strings.TrimRight(string(b), "\x00")
+			info.interp, _, _ = strings.Cut(string(b), "\x00") // as the kernel reads it
 		}
 	}
 	if info.interp == "" {
