@@ -144,11 +144,22 @@ func writeAgents(t *testing.T, path, backend string, b map[string]any, maxTurns 
 // to network, unless "".
 func writeAgentsNetwork(t *testing.T, path, backend string, b map[string]any, maxTurns int, network string) {
 	t.Helper()
+	writeAgentsRuntime(t, path, backend, b, maxTurns, network, "")
+}
+
+// writeAgentsRuntime is writeAgentsNetwork with agents.runtime set to
+// runtime, unless "".
+func writeAgentsRuntime(t *testing.T, path, backend string, b map[string]any, maxTurns int, network, runtime string) {
+	t.Helper()
 	limits := map[string]any{"provider_retries": 1, "retry_backoff": "10ms"}
 	if maxTurns > 0 {
 		limits["max_turns"] = maxTurns
 	}
-	cfg := map[string]any{"agents": map[string]any{"default": backend, "backends": map[string]any{backend: b}, "limits": limits}}
+	agents := map[string]any{"default": backend, "backends": map[string]any{backend: b}, "limits": limits}
+	if runtime != "" {
+		agents["runtime"] = runtime
+	}
+	cfg := map[string]any{"agents": agents}
 	if network != "" {
 		cfg["sandbox"] = map[string]any{"network": network}
 	}
@@ -193,6 +204,8 @@ type cliUnderTest struct {
 	// api, when set, makes the backend the bot's own api loop over this
 	// protocol instead of a CLI.
 	api string
+	// runtime, when set, is the agents file's agents.runtime.
+	runtime string
 	// adjust fits a case of the matrix to what the CLI does, or returns
 	// why the case does not apply to it.
 	adjust func(tc *cliCase) (skip string)
@@ -278,7 +291,7 @@ func runCLICase(t *testing.T, srv *agenttest.Server, c cliUnderTest, tc cliCase)
 		backend = map[string]any{"kind": "api", "api": c.api, "base_url": c.baseURL(srv.URL), "model": "fake-model"}
 	}
 	backend["prices"] = map[string]any{"**": testPrice}
-	writeAgentsNetwork(t, agents, or(c.cli, c.api), backend, tc.maxTurns, c.network)
+	writeAgentsRuntime(t, agents, or(c.cli, c.api), backend, tc.maxTurns, c.network, c.runtime)
 	retries := "1"
 	if tc.noRetry {
 		retries = "0"

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -57,6 +58,32 @@ func TestRealCLIsInImage(t *testing.T) {
 			})
 		})
 	}
+}
+
+// agents.runtime names the runtime: a command naming the CLI by its bare
+// name, which neither the image nor the host's PATH has, runs it from
+// there.
+func TestRealCLIFromConfiguredRuntime(t *testing.T) {
+	needSandbox(t)
+	base, _ := imagetest.DebianBase(t)
+	c := codexCLI
+	bin := agentCLIDir(t, c.program)
+	agentRuntime(t, bin)
+	if p, err := exec.LookPath(c.program); err == nil {
+		t.Skipf("%s is on this test's PATH (%s): the bare name would find the host's copy", c.program, p)
+	}
+	img := imagetest.Extend(t, base, []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"})
+	ref := imagetest.Registry(t) + "/test/debian-plain:1"
+	imagetest.Push(t, ref, img)
+	srv, network := modelServer(t)
+	c.bin, c.sandbox, c.network = c.program, true, network
+	c.runtime = strings.TrimSuffix(bin, filepath.Join("/node_modules", ".bin", c.program))
+	runCLICase(t, srv, c, cliCase{
+		name:        "configured runtime",
+		turns:       []agenttest.Turn{c.shell.turn(`{ echo hi; cat /etc/debian_version >/dev/null && echo debian; } > hello.txt`), agenttest.Text("OUTCOME:SUCCESS")},
+		config:      "version: 1\nimage: " + ref + "\n",
+		wantClasses: []string{""}, wantCommit: true, wantHello: "hi\ndebian\n",
+	})
 }
 
 // Where the agent runtime cannot run, a CLI node whose image lacks the
