@@ -133,3 +133,61 @@ func TestRealCLIImageUnfitForRuntime(t *testing.T) {
 		})
 	}
 }
+
+// The runtime's node, as the bot ports it, runs in an image without node
+// and behaves as node does there: process.execPath is a program that
+// runs again (the CLIs start child Node processes with it), a child
+// process gets no library path of the runtime's and finds the image's
+// programs, and `node` is not on the agent's PATH. A runtime made for
+// the test from the host's node holds a command-flavour CLI that checks
+// this and writes what it saw.
+func TestRuntimeNodeInImage(t *testing.T) {
+	needSandbox(t)
+	base, _ := imagetest.DebianBase(t)
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("no node on this host to make a runtime from")
+	}
+	rt := t.TempDir()
+	body, err := os.ReadFile(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	imagetest.WriteFile(t, rt, "bin/node", string(body), 0o755)
+	imagetest.WriteFile(t, rt, "node_modules/probe/probe.js", `#!/usr/bin/env node
+const cp = require("child_process");
+const child = cp.spawnSync(process.execPath, ["-e", "console.log('child ' + process.version)"]).stdout.toString().trim();
+const sh = cp.execSync("echo ld=${LD_LIBRARY_PATH:-unset} node=$(command -v node || echo none) $(cat `+imageMarker+`)").toString().trim();
+require("fs").writeFileSync("hello.txt", ["hi", "execPath " + process.execPath, child === "child " + process.version ? "child ok" : "child: " + child, sh].join("\n") + "\n");
+console.log("OUTCOME:SUCCESS");
+`, 0o755)
+	if err := os.MkdirAll(filepath.Join(rt, "node_modules", ".bin"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../probe/probe.js", filepath.Join(rt, "node_modules", ".bin", "probe")); err != nil {
+		t.Fatal(err)
+	}
+	layer := imagetest.CachedLayer(t, "cli-marker-1", func(dir string) {
+		imagetest.WriteFile(t, dir, imageMarker, "IMAGE-MARKER\n", 0o644)
+	})
+	ref := imagetest.Registry(t) + "/test/debian-node-probe:1"
+	imagetest.Push(t, ref, imagetest.Extend(t, base, []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, layer))
+	repo := newRepo(t, map[string]string{
+		".kilroy/config.yml": "version: 1\nimage: " + ref + "\n",
+		".kilroy/ci.dot": dotFor(`  fix [shape=box, prompt="probe"]
+  start -> fix -> exit`),
+	})
+	dir := t.TempDir()
+	agents := filepath.Join(dir, "agents.yml")
+	writeAgents(t, agents, "probe", map[string]any{"kind": "cli", "cli": "command", "no_key": true,
+		"command": []string{filepath.Join(rt, "node_modules", ".bin", "probe")}}, 0)
+	code, stdout, stderr := runCmd("run", "--repo", repo, "--run-dir", filepath.Join(dir, "run"),
+		"--data-dir", filepath.Join(dir, "data"), "--agents", agents)
+	if code != 0 {
+		t.Fatalf("run exited %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	want := "hi\nexecPath /kilroy/lib/node\nchild ok\nld=unset node=none IMAGE-MARKER\n"
+	if got := gitT(t, repo, "show", runBranch(t, repo)+":hello.txt") + "\n"; got != want {
+		t.Errorf("the probe saw:\n%s\nwant:\n%s", got, want)
+	}
+}
