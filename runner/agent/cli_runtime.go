@@ -40,11 +40,7 @@ func (a *Agent) cliProgram(run *cliRun, jail *sandbox.Jail, env []string, dir st
 	case err != nil:
 		return structural(fmt.Sprintf("agent backend %s: %v", sel.name, err))
 	}
-	loader, err := rt.Loader()
-	if err != nil {
-		return structural(fmt.Sprintf("agent backend %s: agent runtime %s: %v", sel.name, rt.Dir(), err))
-	}
-	if why := agentrt.Unfit(jail.ImageHas, loader); why != "" {
+	if why := agentrt.Unfit(jail.ImageHas, inv); why != "" {
 		image := jail.ImageName()
 		return structural(fmt.Sprintf("agent backend %s: `%s` cannot run in image %s (%s), and the bot's agent runtime cannot run there: %s. "+
 			"Use an image that has %s and what it needs (`image:` in .kilroy/config.yml, for the repository or the pipeline), "+

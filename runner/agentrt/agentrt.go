@@ -112,6 +112,9 @@ var ErrNotInRuntime = errors.New("not in the agent runtime")
 type Invocation struct {
 	Argv  []string
 	Binds []sandbox.Bind
+	// Loader is the host's loader the ported program's copy stands for
+	// (see Unfit); "" when nothing is ported (a static CLI).
+	Loader string
 }
 
 // Invocation finds name (a command's first word: a program name, looked
@@ -150,16 +153,9 @@ func (r *Runtime) Invocation(name string) (Invocation, error) {
 	binds := []sandbox.Bind{modules, {Src: lib, Dst: JailLib}}
 	prog := filepath.Join(JailLib, filepath.Base(start))
 	if script {
-		return Invocation{Argv: []string{prog, inJail}, Binds: binds}, nil
+		return Invocation{Argv: []string{prog, inJail}, Binds: binds, Loader: info.interp}, nil
 	}
-	return Invocation{Argv: []string{prog}, Binds: binds}, nil
-}
-
-// Loader is the host's loader the runtime's node names: the image must
-// have it (a glibc-based image) for the runtime to run there.
-func (r *Runtime) Loader() (string, error) {
-	info, err := readELF(filepath.Join(r.dir, "bin", "node"))
-	return info.interp, err
+	return Invocation{Argv: []string{prog}, Binds: binds, Loader: info.interp}, nil
 }
 
 // find resolves name to a file of node_modules, links resolved.
@@ -287,15 +283,15 @@ func fingerprint(paths ...string) (string, error) {
 	return fmt.Sprintf("%x", h.Sum(nil))[:16], nil
 }
 
-// Unfit says why the runtime cannot serve in an image, "" when it can.
-// has reports whether the image holds an executable file at a path;
-// loader is the host's loader (Loader). The runtime needs /bin/sh (every
-// CLI's shell tool starts the image's shell) and refuses musl-based
-// images (Alpine): the runtime is the host's glibc build, and the bot
-// does not run it on a musl userland, where it is untested.
-func Unfit(has func(string) bool, loader string) string {
-	if musl := "/lib/ld-musl-" + muslArch() + ".so.1"; has(musl) && !has(loader) {
-		return fmt.Sprintf("the image is musl-based (it has %s and no glibc loader %s), and the bot's agent runtime is a glibc build", musl, loader)
+// Unfit says why inv cannot serve in an image, "" when it can. has
+// reports whether the image holds an executable file at a path. The
+// runtime needs /bin/sh (every CLI's shell tool starts the image's
+// shell), and a ported program refuses musl-based images (Alpine): it is
+// the host's glibc build, and the bot does not run it on a musl
+// userland, where it is untested.
+func Unfit(has func(string) bool, inv Invocation) string {
+	if musl := "/lib/ld-musl-" + muslArch() + ".so.1"; inv.Loader != "" && has(musl) && !has(inv.Loader) {
+		return fmt.Sprintf("the image is musl-based (it has %s and no glibc loader %s), and the bot's agent runtime is a glibc build", musl, inv.Loader)
 	}
 	if !has("/bin/sh") {
 		return "the image has no /bin/sh, which the agent CLIs' shell tools start"

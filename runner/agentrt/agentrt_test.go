@@ -278,18 +278,25 @@ func TestUnfit(t *testing.T) {
 	const glibc = "/lib64/ld-linux-x86-64.so.2"
 	musl := "/lib/ld-musl-" + muslArch() + ".so.1"
 	for _, tc := range []struct {
-		name  string
-		files []string
-		want  string
+		name   string
+		files  []string
+		static bool // nothing ported: a static CLI
+		want   string
 	}{
 		{name: "debian", files: []string{glibc, "/bin/sh"}},
 		{name: "static", files: []string{"/bin/sh"}},
 		{name: "alpine", files: []string{musl, "/bin/sh"}, want: "musl-based"},
+		{name: "alpine, static CLI", files: []string{musl, "/bin/sh"}, static: true},
 		{name: "musl and glibc", files: []string{musl, glibc, "/bin/sh"}},
 		{name: "distroless", files: []string{glibc}, want: "no /bin/sh"},
+		{name: "distroless, static CLI", files: []string{glibc}, static: true, want: "no /bin/sh"},
 	} {
 		has := func(p string) bool { return strings.Contains(strings.Join(tc.files, "\x00")+"\x00", p+"\x00") }
-		got := Unfit(has, glibc)
+		inv := Invocation{Loader: glibc}
+		if tc.static {
+			inv.Loader = ""
+		}
+		got := Unfit(has, inv)
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: Unfit = %q, want %q", tc.name, got, tc.want)
 		}
