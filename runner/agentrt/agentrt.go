@@ -101,9 +101,6 @@ func Detect(program string) string {
 	return ""
 }
 
-// Dir is the runtime's directory.
-func (r *Runtime) Dir() string { return r.dir }
-
 // ErrNotInRuntime: the runtime has no such CLI.
 var ErrNotInRuntime = errors.New("not in the agent runtime")
 
