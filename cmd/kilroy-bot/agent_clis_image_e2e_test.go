@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+
 	"github.com/kilroy-bot/kilroy-bot/runner/agent/agenttest"
 	"github.com/kilroy-bot/kilroy-bot/runner/image/imagetest"
 )
@@ -61,8 +63,9 @@ func TestRealCLIsInImage(t *testing.T) {
 }
 
 // agents.runtime names the runtime: a command naming the CLI by its bare
-// name, which neither the image nor the host's PATH has, runs it from
-// there.
+// name runs it from there where neither the image nor the host's PATH
+// has it, and where the image has it as an npm script but no node to run
+// it (its own copy stays unused).
 func TestRealCLIFromConfiguredRuntime(t *testing.T) {
 	needSandbox(t)
 	base, _ := imagetest.DebianBase(t)
@@ -72,18 +75,32 @@ func TestRealCLIFromConfiguredRuntime(t *testing.T) {
 	if p, err := exec.LookPath(c.program); err == nil {
 		t.Skipf("%s is on this test's PATH (%s): the bare name would find the host's copy", c.program, p)
 	}
-	img := imagetest.Extend(t, base, []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"})
-	ref := imagetest.Registry(t) + "/test/debian-plain:1"
-	imagetest.Push(t, ref, img)
+	reg := imagetest.Registry(t)
 	srv, network := modelServer(t)
 	c.bin, c.sandbox, c.network = c.program, true, network
 	c.runtime = strings.TrimSuffix(bin, filepath.Join("/node_modules", ".bin", c.program))
-	runCLICase(t, srv, c, cliCase{
-		name:        "configured runtime",
-		turns:       []agenttest.Turn{c.shell.turn(`{ echo hi; cat /etc/debian_version >/dev/null && echo debian; } > hello.txt`), agenttest.Text("OUTCOME:SUCCESS")},
-		config:      "version: 1\nimage: " + ref + "\n",
-		wantClasses: []string{""}, wantCommit: true, wantHello: "hi\ndebian\n",
+	const path = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	npmScript := imagetest.CachedLayer(t, "codex-without-node-1", func(dir string) {
+		imagetest.WriteFile(t, dir, "usr/local/bin/codex", "#!/usr/bin/env node\nthrow new Error('the image copy ran')\n", 0o755)
 	})
+	for _, tc := range []struct {
+		name string
+		img  func() v1.Image
+	}{
+		{name: "not in the image", img: func() v1.Image { return imagetest.Extend(t, base, []string{path}) }},
+		{name: "npm script without node", img: func() v1.Image { return imagetest.Extend(t, base, []string{path}, npmScript) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ref := reg + "/test/debian-" + strings.ReplaceAll(tc.name, " ", "-") + ":1"
+			imagetest.Push(t, ref, tc.img())
+			runCLICase(t, srv, c, cliCase{
+				name:        tc.name,
+				turns:       []agenttest.Turn{c.shell.turn(`{ echo hi; cat /etc/debian_version >/dev/null && echo debian; } > hello.txt`), agenttest.Text("OUTCOME:SUCCESS")},
+				config:      "version: 1\nimage: " + ref + "\n",
+				wantClasses: []string{""}, wantCommit: true, wantHello: "hi\ndebian\n",
+			})
+		})
+	}
 }
 
 // Where the agent runtime cannot run, a CLI node whose image lacks the
