@@ -75,6 +75,12 @@ type cliCase struct {
 	wantFile string
 	// callsIn, when set, bounds the requests taking a turn: [min, max].
 	callsIn [2]int
+	// wantHello, when set, is hello.txt on the run branch.
+	wantHello string
+	// wantNoCalls: the server must see no request at all.
+	wantNoCalls bool
+	// reasonHas are more strings the run's failure reason must hold.
+	reasonHas []string
 }
 
 // progressAttempts reads the failure class of every attempt of node from
@@ -138,11 +144,22 @@ func writeAgents(t *testing.T, path, backend string, b map[string]any, maxTurns 
 // to network, unless "".
 func writeAgentsNetwork(t *testing.T, path, backend string, b map[string]any, maxTurns int, network string) {
 	t.Helper()
+	writeAgentsRuntime(t, path, backend, b, maxTurns, network, "")
+}
+
+// writeAgentsRuntime is writeAgentsNetwork with agents.runtime set to
+// runtime, unless "".
+func writeAgentsRuntime(t *testing.T, path, backend string, b map[string]any, maxTurns int, network, runtime string) {
+	t.Helper()
 	limits := map[string]any{"provider_retries": 1, "retry_backoff": "10ms"}
 	if maxTurns > 0 {
 		limits["max_turns"] = maxTurns
 	}
-	cfg := map[string]any{"agents": map[string]any{"default": backend, "backends": map[string]any{backend: b}, "limits": limits}}
+	agents := map[string]any{"default": backend, "backends": map[string]any{backend: b}, "limits": limits}
+	if runtime != "" {
+		agents["runtime"] = runtime
+	}
+	cfg := map[string]any{"agents": agents}
 	if network != "" {
 		cfg["sandbox"] = map[string]any{"network": network}
 	}
@@ -187,6 +204,8 @@ type cliUnderTest struct {
 	// api, when set, makes the backend the bot's own api loop over this
 	// protocol instead of a CLI.
 	api string
+	// runtime, when set, is the agents file's agents.runtime.
+	runtime string
 	// adjust fits a case of the matrix to what the CLI does, or returns
 	// why the case does not apply to it.
 	adjust func(tc *cliCase) (skip string)
@@ -272,7 +291,7 @@ func runCLICase(t *testing.T, srv *agenttest.Server, c cliUnderTest, tc cliCase)
 		backend = map[string]any{"kind": "api", "api": c.api, "base_url": c.baseURL(srv.URL), "model": "fake-model"}
 	}
 	backend["prices"] = map[string]any{"**": testPrice}
-	writeAgentsNetwork(t, agents, or(c.cli, c.api), backend, tc.maxTurns, c.network)
+	writeAgentsRuntime(t, agents, or(c.cli, c.api), backend, tc.maxTurns, c.network, c.runtime)
 	retries := "1"
 	if tc.noRetry {
 		retries = "0"
@@ -314,14 +333,24 @@ func runCLICase(t *testing.T, srv *agenttest.Server, c cliUnderTest, tc cliCase)
 	if tc.callsIn[1] > 0 && (srv.Calls() < tc.callsIn[0] || srv.Calls() > tc.callsIn[1]) {
 		t.Errorf("the server saw %d model calls, want %d to %d", srv.Calls(), tc.callsIn[0], tc.callsIn[1])
 	}
+	if tc.wantNoCalls && len(srv.Requests()) != 0 {
+		t.Errorf("the server saw %d requests, want none", len(srv.Requests()))
+	}
+	if tc.wantHello != "" {
+		if got := gitT(t, repo, "show", runBranch(t, repo)+":hello.txt") + "\n"; got != tc.wantHello {
+			t.Errorf("hello.txt on the run branch:\n%s\nwant:\n%s", got, tc.wantHello)
+		}
+	}
 	if tc.wantFile != "" && !strings.Contains(runBranchFileList(t, repo), tc.wantFile) {
 		t.Errorf("%s, the work so far, is not on the run branch", tc.wantFile)
 	}
 	if tc.wantRun == "budget_exhausted" && tc.config != "" && !strings.Contains(stdout, "budget-limited") {
 		t.Errorf("the report does not say budget-limited:\n%s", stdout)
 	}
-	if !strings.Contains(reason, tc.wantReason) {
-		t.Errorf("the run's reason %q lacks %q", reason, tc.wantReason)
+	for _, w := range append([]string{tc.wantReason}, tc.reasonHas...) {
+		if !strings.Contains(reason, w) {
+			t.Errorf("the run's reason %q lacks %q", reason, w)
+		}
 	}
 	stage := stageFiles(t, runDir)
 	// KILROY_E2E_KEEP=DIR keeps each case's directory and the requests the

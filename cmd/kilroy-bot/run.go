@@ -212,9 +212,16 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 	where := f.agents + ", the file --agents names"
 	caps := appserver.Caps{MaxRunCostUSD: cfg.Budgets.PerRunUSD, MaxRunTokens: cfg.Budgets.PerRunTokens, BudgetFile: f.agents}
 	o.CapBudgets = caps.ClampBudgets
+	rtCache, err := filepath.Abs(filepath.Join(f.dataDir, "agent-runtime"))
+	if err != nil {
+		return o, err
+	}
 	o.NewAgent = func(policyEnv map[string]string, managedRoots, caches string, sb *sandbox.Sandbox) (attractor.Agent, error) {
+		// The user's own machine: a CLI installed with its runtime
+		// (scripts/install-agent-clis.sh) serves images that lack it.
 		return agent.New(cfg, agent.Deps{HostEnv: host, Policy: policyEnv, SecretNames: botSecretNames,
-			Sandbox: sb, ManagedRoots: managedRoots, Caches: caches, Where: where})
+			Sandbox: sb, ManagedRoots: managedRoots, Caches: caches, Where: where,
+			RuntimeCache: rtCache, DetectRuntime: true})
 	}
 	return o, nil
 }

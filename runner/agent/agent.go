@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/runner/agentrt"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
 
@@ -36,6 +37,12 @@ type Deps struct {
 	Sandbox      *sandbox.Sandbox
 	ManagedRoots string
 	Caches       string
+	// RuntimeCache is the bot's directory for the agent runtime's ported
+	// programs (agentrt.New). DetectRuntime, without a configured
+	// Config.Runtime, takes the runtime a CLI the host has belongs to
+	// (agentrt.Detect): a local run's own machine.
+	RuntimeCache  string
+	DetectRuntime bool
 	// Where names the file this host's agents configuration comes from
 	// ("the server policy file …", "FILE, the file --agents names"), for a
 	// node that finds no backend in it.
@@ -44,6 +51,7 @@ type Deps struct {
 
 // Agent implements attractor.Agent over the configured backends.
 type Agent struct {
+	rt     *agentrt.Runtime // Config.Runtime; nil: none configured
 	cfg    Config
 	lim    Limits
 	deps   Deps
@@ -74,6 +82,13 @@ func New(cfg Config, deps Deps) (*Agent, error) {
 		deps.HostEnv = map[string]string{} // never fall back to the process environment
 	}
 	a := &Agent{cfg: cfg, lim: cfg.Limits.withDefaults(), deps: deps, log: deps.Logger}
+	if cfg.Runtime != "" {
+		rt, err := agentrt.New(cfg.Runtime, deps.RuntimeCache)
+		if err != nil {
+			return nil, keyErrorf("runtime", "%v", err)
+		}
+		a.rt = rt
+	}
 	a.secret = slices.Clone(deps.SecretValues)
 	for _, name := range slices.Sorted(maps.Keys(backends)) {
 		if v := deps.HostEnv[backends[name].KeyEnv]; v != "" && !backends[name].NoKey {

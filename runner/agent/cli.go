@@ -77,7 +77,9 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 	jail := a.jail(req)
 	run.stdoutPath, run.stderrPath = cliLogPaths(req.StageDir, sel.b.CLI)
 	env := a.cliEnv(req, sel, key, home, jail)
-	run.argv[0] = jail.HostFallback(env, req.Workspace, run.argv[0], a.deps.HostEnv["PATH"])
+	if fail := a.cliProgram(&run, jail, env, req.Workspace, sel); fail != nil {
+		return *fail, nil
+	}
 	if err := a.execCLI(sctx, &run, promptPath, req.Workspace, env, jail); err != nil {
 		return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: %v", sel.name, err)), nil
 	}

@@ -22,6 +22,10 @@ type Config struct {
 	// Budgets cap what runs' agents may spend (the server's caps over a
 	// repository's limits.max_cost_usd and limits.max_tokens).
 	Budgets Budgets `yaml:"budgets" json:"budgets"`
+	// Runtime is the bot's agent runtime (runner/agentrt): a directory
+	// holding the CLI packages and a Node runtime, which a CLI node whose
+	// image lacks its CLI runs from, bound read-only.
+	Runtime string `yaml:"runtime,omitempty" json:"runtime,omitempty"`
 }
 
 // Budgets are the operator's caps on agent spending; zero is no cap.

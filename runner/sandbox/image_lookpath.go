@@ -11,6 +11,12 @@ import (
 // findProgram finds c's program as its process will: in the image of an
 // image jail, in the host's view otherwise.
 func findProgram(c Cmd) (string, error) {
+	if host, ok := c.Jail.inBinds(c.Argv[0]); ok && c.Jail.Sandbox.image == nil {
+		if !executable(host) {
+			return "", &NotFoundError{Name: c.Argv[0]}
+		}
+		return c.Argv[0], nil
+	}
 	if c.Jail != nil && c.Jail.Sandbox.image != nil {
 		return c.Jail.lookPathImage(c.Env, c.Dir, c.Argv[0])
 	}
@@ -32,7 +38,12 @@ func (j *Jail) lookPathImage(env []string, dir, name string) (string, error) {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(dir, p)
 		}
+		host, bound := j.inBinds(p)
 		switch {
+		case bound && executable(host):
+			return name, nil
+		case bound:
+			return "", &NotFoundError{Name: name, Image: im.Name}
 		case j.inWritable(p) && executable(p):
 			return name, nil
 		case executableInImage(im.Root, p):

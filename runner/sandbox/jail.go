@@ -161,6 +161,9 @@ type Jail struct {
 	// own configuration only (NodeJail): nothing in a node's environment
 	// decides a mount.
 	ReadOnly []string
+	// Binds are host directories shown read-only at fixed paths of the
+	// jail (image_agentrt.go).
+	Binds []Bind
 	// Run names the run the jail belongs to: with network public, the
 	// jails of one run share its network namespace. Jails of no run share
 	// the Sandbox's own.
@@ -224,7 +227,7 @@ var handshakeArgs = []string{"--setenv", "TMPDIR", "/tmp", "--block-fd", "3", "-
 // once bwrap has them.
 func (j *Jail) options(env []string, dir, program string) ([]string, []*os.File, error) {
 	s := j.Sandbox
-	if filepath.IsAbs(program) && !j.inImage(program) {
+	if _, bound := j.inBinds(program); filepath.IsAbs(program) && !j.inImage(program) && !bound {
 		// The program itself is visible, read-only, wherever it lives (an
 		// operator's agent script, say), with the package tree it runs from.
 		jj := *j

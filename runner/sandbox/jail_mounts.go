@@ -97,6 +97,9 @@ func (j *Jail) plan(env []string) (ms []mount, err error) {
 	for _, d := range j.ReadOnly {
 		ms = b.bindHost(ms, d)
 	}
+	if ms, err = j.fixedBinds(ms); err != nil {
+		return ms, err
+	}
 	for _, r := range b.roots {
 		f, err := b.openRoot(r)
 		if err != nil {

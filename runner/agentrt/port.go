@@ -1,0 +1,233 @@
+package agentrt
+
+import (
+	"debug/elf"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+)
+
+// rpathOrigin is the library path of a ported program: the directory it
+// is in, which holds its loader and libraries.
+const rpathOrigin = "$ORIGIN"
+
+// elfInfo is what porting needs to know of a dynamically linked program.
+type elfInfo struct {
+	interp string   // the loader it names (PT_INTERP)
+	needed []string // its DT_NEEDED libraries
+}
+
+// readELF reads p's loader and libraries; interp is "" for a static
+// program.
+func readELF(p string) (elfInfo, error) {
+	f, err := elf.Open(p)
+	if err != nil {
+		return elfInfo{}, err
+	}
+	defer f.Close()
+	var info elfInfo
+	for _, prog := range f.Progs {
+		if prog.Type == elf.PT_INTERP {
+			b, err := io.ReadAll(prog.Open())
+			if err != nil {
+				return info, fmt.Errorf("%s: read PT_INTERP: %w", p, err)
+			}
+			info.interp, _, _ = strings.Cut(string(b), "\x00") // as the kernel reads it
+		}
+	}
+	if info.interp == "" {
+		return info, nil
+	}
+	if info.needed, err = f.ImportedLibraries(); err != nil {
+		return info, fmt.Errorf("%s: %w", p, err)
+	}
+	return info, nil
+}
+
+// portELF writes to dst a copy of the dynamically linked program src
+// that loads with interp (an absolute path in the jail, the copy of the
+// host's loader beside dst) and finds its libraries beside itself, in
+// whatever root it runs: its PT_INTERP names interp, and its DT_DEBUG
+// entry (a slot the loader only writes the debugger's pointer into)
+// becomes a DT_RPATH of $ORIGIN. Both strings go where the old loader's
+// name was (the loader reads the path from the mapped PT_INTERP), so the
+// file keeps its layout; a program whose PT_INTERP is too short for them,
+// or that has no DT_DEBUG, cannot be ported. The kernel starts the copy
+// itself, so /proc/self/exe (a runtime's process.execPath) is the copy
+// and a child it starts the same way loads the same way: no variable
+// such as LD_LIBRARY_PATH reaches the programs the agent starts.
+func portELF(src, dst, interp string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	f, err := elf.NewFile(bytesReaderAt(b))
+	if err != nil {
+		return fmt.Errorf("%s: %w", src, err)
+	}
+	if f.Class != elf.ELFCLASS64 || f.Data != elf.ELFDATA2LSB {
+		return fmt.Errorf("%s: only 64-bit little-endian programs are ported", src)
+	}
+	var in, dyn *elf.Prog
+	for _, p := range f.Progs {
+		switch p.Type {
+		case elf.PT_INTERP:
+			in = p
+		case elf.PT_DYNAMIC:
+			dyn = p
+		}
+	}
+	if in == nil || dyn == nil {
+		return fmt.Errorf("%s is not dynamically linked", src)
+	}
+	strings := interp + "\x00" + rpathOrigin + "\x00"
+	if uint64(len(strings)) > in.Filesz || !mapped(f, in) {
+		return fmt.Errorf("%s: its PT_INTERP (%d bytes, unmapped or too short) cannot hold %q", src, in.Filesz, strings)
+	}
+	strtab, debugAt, err := dynamicSlots(b, dyn)
+	if err != nil {
+		return fmt.Errorf("%s: %w", src, err)
+	}
+	region := b[in.Off : in.Off+in.Filesz]
+	clear(region)
+	copy(region, strings)
+	// The loader adds the entry's value to DT_STRTAB's address, modulo
+	// 2^64: the string may lie below the string table.
+	rpath := in.Vaddr + uint64(len(interp)+1) - strtab
+	binary.LittleEndian.PutUint64(b[debugAt:], uint64(elf.DT_RPATH))
+	binary.LittleEndian.PutUint64(b[debugAt+8:], rpath)
+	return writeAtomic(dst, b, 0o755)
+}
+
+// mapped reports whether segment p's bytes are part of a PT_LOAD.
+func mapped(f *elf.File, p *elf.Prog) bool {
+	for _, l := range f.Progs {
+		if l.Type == elf.PT_LOAD && p.Off >= l.Off && p.Off+p.Filesz <= l.Off+l.Filesz &&
+			p.Vaddr-l.Vaddr == p.Off-l.Off {
+			return true
+		}
+	}
+	return false
+}
+
+// dynamicSlots finds, in the dynamic section dyn of file b, DT_STRTAB's
+// address and the file offset of the DT_DEBUG entry; it refuses a
+// program that already has a library path of its own.
+func dynamicSlots(b []byte, dyn *elf.Prog) (strtab uint64, debugAt uint64, err error) {
+	if dyn.Off+dyn.Filesz > uint64(len(b)) {
+		return 0, 0, errors.New("dynamic section past the end of the file")
+	}
+	haveStrtab := false
+	for off := dyn.Off; off+16 <= dyn.Off+dyn.Filesz; off += 16 {
+		tag := elf.DynTag(binary.LittleEndian.Uint64(b[off:]))
+		val := binary.LittleEndian.Uint64(b[off+8:])
+		switch tag {
+		case elf.DT_NULL:
+			off = dyn.Off + dyn.Filesz
+		case elf.DT_STRTAB:
+			strtab, haveStrtab = val, true
+		case elf.DT_DEBUG:
+			if debugAt == 0 {
+				debugAt = off
+			}
+		case elf.DT_RPATH, elf.DT_RUNPATH:
+			return 0, 0, errors.New("it has a library path of its own (DT_RPATH or DT_RUNPATH)")
+		}
+	}
+	switch {
+	case !haveStrtab:
+		return 0, 0, errors.New("no DT_STRTAB")
+	case debugAt == 0:
+		return 0, 0, errors.New("no DT_DEBUG entry to hold the library path")
+	}
+	return strtab, debugAt, nil
+}
+
+type bytesReaderAt []byte
+
+func (r bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	if off >= int64(len(r)) {
+		return 0, io.EOF
+	}
+	n := copy(p, r[off:])
+	if n < len(p) {
+		return n, io.EOF
+	}
+	return n, nil
+}
+
+// libDirs are where the host's loader finds libraries by default.
+func libDirs() []string {
+	triple := map[string]string{"amd64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu"}[runtime.GOARCH]
+	return []string{"/lib/" + triple, "/usr/lib/" + triple, "/lib64", "/usr/lib64", "/lib", "/usr/lib"}
+}
+
+// libClosure finds on the host every library the programs load, by name,
+// transitively, except their loader (ported separately).
+func libClosure(needed []string) (map[string]string, error) {
+	out := map[string]string{}
+	todo := append([]string(nil), needed...)
+	for len(todo) > 0 {
+		name := todo[0]
+		todo = todo[1:]
+		if _, ok := out[name]; ok || strings.HasPrefix(name, "ld-linux") {
+			continue
+		}
+		p, err := findLib(name)
+		if err != nil {
+			return nil, err
+		}
+		out[name] = p
+		libs, err := importedLibraries(p)
+		if err != nil {
+			return nil, err
+		}
+		todo = append(todo, libs...)
+	}
+	return out, nil
+}
+
+func importedLibraries(p string) ([]string, error) {
+	f, err := elf.Open(p)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ImportedLibraries()
+}
+
+func findLib(name string) (string, error) {
+	for _, d := range libDirs() {
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("library %s not found on this host (in %s)", name, strings.Join(libDirs(), ", "))
+}
+
+// writeAtomic writes b to p through a temporary file beside it.
+func writeAtomic(p string, b []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), p)
+}
