@@ -38,6 +38,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
@@ -217,6 +218,7 @@ func (r *Runtime) port(program string, info elfInfo) (string, error) {
 	}
 	dir := filepath.Join(r.cache, filepath.Base(program)+"-"+key)
 	if _, err := os.Stat(filepath.Join(dir, filepath.Base(program))); err == nil {
+		touch(dir)
 		return dir, nil
 	}
 	r.mu.Lock()
@@ -244,7 +246,30 @@ func (r *Runtime) port(program string, info elfInfo) (string, error) {
 		}
 		return "", fmt.Errorf("agent runtime: %w", err)
 	}
+	sweepPorts(r.cache, filepath.Base(program), dir)
 	return dir, nil
+}
+
+// portIdle is how long a ported copy of a program that has since changed
+// is kept after its last use: a jail may still run it (an agent session
+// lasts hours at most), and a copy is hundreds of megabytes.
+const portIdle = 24 * time.Hour
+
+// touch records a use of a ported copy, which sweepPorts counts from.
+func touch(dir string) {
+	now := time.Now()
+	_ = os.Chtimes(dir, now, now)
+}
+
+// sweepPorts removes the copies of program in cache other than current
+// unused for portIdle: those of an older program or host loader.
+func sweepPorts(cache, program, current string) {
+	old, _ := filepath.Glob(filepath.Join(cache, program+"-*"))
+	for _, d := range old {
+		if fi, err := os.Stat(d); d != current && err == nil && fi.IsDir() && time.Since(fi.ModTime()) > portIdle {
+			_ = os.RemoveAll(d)
+		}
+	}
 }
 
 // fill writes the ported program, its loader and its libraries into dir.
@@ -255,11 +280,7 @@ func fill(dir, program string, info elfInfo) error {
 	}
 	libs[filepath.Base(jailLoader)] = info.interp
 	for name, src := range libs {
-		b, err := os.ReadFile(src)
-		if err != nil {
-			return err
-		}
-		if err := writeAtomic(filepath.Join(dir, name), b, 0o755); err != nil {
+		if err := copyFile(filepath.Join(dir, name), src); err != nil {
 			return err
 		}
 	}
@@ -301,4 +322,17 @@ func muslArch() string {
 		return a
 	}
 	return runtime.GOARCH
+}
+
+// copyFile copies src to p as a stream.
+func copyFile(p, src string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	return writeAtomic(p, 0o755, func(out *os.File) error {
+		_, err := io.Copy(out, in)
+		return err
+	})
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -300,5 +301,46 @@ func TestUnfit(t *testing.T) {
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {
 			t.Errorf("%s: Unfit = %q, want %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// Porting a program that changed removes its copies unused for portIdle,
+// keeps those used since (a jail may still run them), and a use of the
+// current copy counts as one.
+func TestPortSweepsStaleCopies(t *testing.T) {
+	dir := fakeRuntime(t)
+	cache := filepath.Join(t.TempDir(), "cache")
+	stale, recent, other := filepath.Join(cache, "node-0000000000000000"), filepath.Join(cache, "node-1111111111111111"), filepath.Join(cache, "native-0000000000000000")
+	for _, d := range []string{stale, recent, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	long := time.Now().Add(-portIdle - time.Hour)
+	for _, d := range []string{stale, other} {
+		os.Chtimes(d, long, long)
+	}
+	short := time.Now().Add(-time.Hour)
+	os.Chtimes(recent, short, short)
+	r, err := New(dir, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inv, err := r.Invocation("cli")
+	if err != nil {
+		t.Fatal(err)
+	}
+	current := inv.Binds[1].Src
+	for d, want := range map[string]bool{stale: false, recent: true, other: true, current: true} {
+		if _, err := os.Stat(d); (err == nil) != want {
+			t.Errorf("%s: exists %v, want %v", filepath.Base(d), err == nil, want)
+		}
+	}
+	os.Chtimes(current, long, long)
+	if _, err := r.Invocation("cli"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(current); err != nil || time.Since(fi.ModTime()) > time.Minute {
+		t.Errorf("a use of the current copy was not recorded: %v", err)
 	}
 }

@@ -62,46 +62,65 @@ func readELF(p string) (elfInfo, error) {
 // and a child it starts the same way loads the same way: no variable
 // such as LD_LIBRARY_PATH reaches the programs the agent starts.
 func portELF(src, dst, interp string) error {
-	b, err := os.ReadFile(src)
+	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
-	f, err := elf.NewFile(bytesReaderAt(b))
+	defer in.Close()
+	f, err := elf.NewFile(in)
 	if err != nil {
 		return fmt.Errorf("%s: %w", src, err)
 	}
 	if f.Class != elf.ELFCLASS64 || f.Data != elf.ELFDATA2LSB {
 		return fmt.Errorf("%s: only 64-bit little-endian programs are ported", src)
 	}
-	var in, dyn *elf.Prog
+	var interpSeg, dyn *elf.Prog
 	for _, p := range f.Progs {
 		switch p.Type {
 		case elf.PT_INTERP:
-			in = p
+			interpSeg = p
 		case elf.PT_DYNAMIC:
 			dyn = p
 		}
 	}
-	if in == nil || dyn == nil {
+	if interpSeg == nil || dyn == nil {
 		return fmt.Errorf("%s is not dynamically linked", src)
 	}
-	strings := interp + "\x00" + rpathOrigin + "\x00"
-	if uint64(len(strings)) > in.Filesz || !mapped(f, in) {
-		return fmt.Errorf("%s: its PT_INTERP (%d bytes, unmapped or too short) cannot hold %q", src, in.Filesz, strings)
+	strs := interp + "\x00" + rpathOrigin + "\x00"
+	if uint64(len(strs)) > interpSeg.Filesz || !mapped(f, interpSeg) {
+		return fmt.Errorf("%s: its PT_INTERP (%d bytes, unmapped or too short) cannot hold %q", src, interpSeg.Filesz, strs)
 	}
-	strtab, debugAt, err := dynamicSlots(b, dyn)
+	// Only the dynamic section is read whole: a program (Claude Code's is
+	// hundreds of megabytes) is copied as a stream and patched in place.
+	dynBytes := make([]byte, dyn.Filesz)
+	if _, err := in.ReadAt(dynBytes, int64(dyn.Off)); err != nil {
+		return fmt.Errorf("%s: dynamic section: %w", src, err)
+	}
+	strtab, debugAt, err := dynamicSlots(dynBytes)
 	if err != nil {
 		return fmt.Errorf("%s: %w", src, err)
 	}
-	region := b[in.Off : in.Off+in.Filesz]
-	clear(region)
-	copy(region, strings)
+	region := make([]byte, interpSeg.Filesz)
+	copy(region, strs)
 	// The loader adds the entry's value to DT_STRTAB's address, modulo
 	// 2^64: the string may lie below the string table.
-	rpath := in.Vaddr + uint64(len(interp)+1) - strtab
-	binary.LittleEndian.PutUint64(b[debugAt:], uint64(elf.DT_RPATH))
-	binary.LittleEndian.PutUint64(b[debugAt+8:], rpath)
-	return writeAtomic(dst, b, 0o755)
+	rpath := interpSeg.Vaddr + uint64(len(interp)+1) - strtab
+	entry := make([]byte, 16)
+	binary.LittleEndian.PutUint64(entry, uint64(elf.DT_RPATH))
+	binary.LittleEndian.PutUint64(entry[8:], rpath)
+	if _, err := in.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	return writeAtomic(dst, 0o755, func(out *os.File) error {
+		if _, err := io.Copy(out, in); err != nil {
+			return err
+		}
+		if _, err := out.WriteAt(region, int64(interpSeg.Off)); err != nil {
+			return err
+		}
+		_, err := out.WriteAt(entry, int64(dyn.Off+debugAt))
+		return err
+	})
 }
 
 // mapped reports whether segment p's bytes are part of a PT_LOAD.
@@ -115,25 +134,23 @@ func mapped(f *elf.File, p *elf.Prog) bool {
 	return false
 }
 
-// dynamicSlots finds, in the dynamic section dyn of file b, DT_STRTAB's
-// address and the file offset of the DT_DEBUG entry; it refuses a
+// dynamicSlots finds, in dyn (a dynamic section's bytes), DT_STRTAB's
+// address and the offset in dyn of the DT_DEBUG entry; it refuses a
 // program that already has a library path of its own.
-func dynamicSlots(b []byte, dyn *elf.Prog) (strtab uint64, debugAt uint64, err error) {
-	if dyn.Off+dyn.Filesz > uint64(len(b)) {
-		return 0, 0, errors.New("dynamic section past the end of the file")
-	}
-	haveStrtab := false
-	for off := dyn.Off; off+16 <= dyn.Off+dyn.Filesz; off += 16 {
-		tag := elf.DynTag(binary.LittleEndian.Uint64(b[off:]))
-		val := binary.LittleEndian.Uint64(b[off+8:])
+func dynamicSlots(dyn []byte) (strtab uint64, debugAt uint64, err error) {
+	haveStrtab, haveDebug := false, false
+	for off := 0; off+16 <= len(dyn); off += 16 {
+		tag := elf.DynTag(binary.LittleEndian.Uint64(dyn[off:]))
+		val := binary.LittleEndian.Uint64(dyn[off+8:])
+		if tag == elf.DT_NULL {
+			break
+		}
 		switch tag {
-		case elf.DT_NULL:
-			off = dyn.Off + dyn.Filesz
 		case elf.DT_STRTAB:
 			strtab, haveStrtab = val, true
 		case elf.DT_DEBUG:
-			if debugAt == 0 {
-				debugAt = off
+			if !haveDebug {
+				debugAt, haveDebug = uint64(off), true
 			}
 		case elf.DT_RPATH, elf.DT_RUNPATH:
 			return 0, 0, errors.New("it has a library path of its own (DT_RPATH or DT_RUNPATH)")
@@ -142,23 +159,10 @@ func dynamicSlots(b []byte, dyn *elf.Prog) (strtab uint64, debugAt uint64, err e
 	switch {
 	case !haveStrtab:
 		return 0, 0, errors.New("no DT_STRTAB")
-	case debugAt == 0:
+	case !haveDebug:
 		return 0, 0, errors.New("no DT_DEBUG entry to hold the library path")
 	}
 	return strtab, debugAt, nil
-}
-
-type bytesReaderAt []byte
-
-func (r bytesReaderAt) ReadAt(p []byte, off int64) (int, error) {
-	if off >= int64(len(r)) {
-		return 0, io.EOF
-	}
-	n := copy(p, r[off:])
-	if n < len(p) {
-		return n, io.EOF
-	}
-	return n, nil
 }
 
 // libDirs are where the host's loader finds libraries by default.
@@ -211,14 +215,15 @@ func findLib(name string) (string, error) {
 	return "", fmt.Errorf("library %s not found on this host (in %s)", name, strings.Join(libDirs(), ", "))
 }
 
-// writeAtomic writes b to p through a temporary file beside it.
-func writeAtomic(p string, b []byte, mode os.FileMode) error {
+// writeAtomic makes p, with mode, from what write puts in a temporary
+// file beside it.
+func writeAtomic(p string, mode os.FileMode, write func(*os.File) error) error {
 	tmp, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".*")
 	if err != nil {
 		return err
 	}
 	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(b); err != nil {
+	if err := write(tmp); err != nil {
 		tmp.Close()
 		return err
 	}
