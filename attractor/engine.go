@@ -33,6 +33,10 @@ type RunConfig struct {
 	RunDir    string // stage directories go to RunDir/<node-id>/
 	Host      Host   // required: processes and checkpoints
 	Listener  Listener
+	// NodeWorkspace is where the processes see the worktree when that is
+	// not Workspace (a jail's fixed path); paths they print under it are
+	// the worktree's. Empty: Workspace.
+	NodeWorkspace string
 	// Agent runs codergen (box) nodes; nil means none configured.
 	Agent Agent
 	// Usage meters the run's agent usage against its budget; every agent

@@ -56,7 +56,7 @@ func (r *run) newStage(ln *lane, n *Node, visit, attempt int) (*Stage, error) {
 	}
 	s := &Stage{
 		RunID: r.cfg.RunID, Node: n, Pipeline: r.p, Context: ln.rc,
-		Visit: visit, Attempt: attempt, Dir: dir, Workspace: r.cfg.Workspace,
+		Visit: visit, Attempt: attempt, Dir: dir, Workspace: r.cfg.Workspace, NodeWorkspace: r.cfg.NodeWorkspace,
 		Predecessor: ln.prev, PredecessorOutcome: ln.prevOutcome,
 		Host: r.cfg.Host, Agent: r.cfg.Agent, Interviewer: r.cfg.Interviewer, Usage: r.cfg.Usage,
 	}

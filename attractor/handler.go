@@ -39,6 +39,9 @@ type Stage struct {
 	// Dir is the stage directory (status.json, logs, prompt.md, …).
 	Dir       string
 	Workspace string
+	// NodeWorkspace is where the stage's processes see Workspace, when
+	// elsewhere (RunConfig.NodeWorkspace).
+	NodeWorkspace string
 	// Env holds the KILROY_* variables every process of the stage gets.
 	Env map[string]string
 	// Predecessor is the node executed before this one ("" for the first)

@@ -53,7 +53,7 @@ func (s *Stage) findings(prefix string) []findings.Finding {
 			out = append(append(out, b...), '\n')
 		}
 	}
-	return findings.Parse(out, findings.Options{Workspace: s.Workspace, GoModule: goModule(s.Workspace)})
+	return findings.Parse(out, findings.Options{Workspace: s.Workspace, NodeWorkspace: s.NodeWorkspace, GoModule: goModule(s.Workspace)})
 }
 
 // goModule returns the module path from the workspace's go.mod, which lets

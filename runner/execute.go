@@ -69,7 +69,7 @@ func (p *Prepared) Execute(ctx context.Context, o LocalOptions) (*attractor.RunR
 	}
 	p.usage = p.newMeter(o)
 	cfg := attractor.RunConfig{
-		RunID: p.RunID, Workspace: p.Dir.Worktree(), RunDir: p.Dir.Nodes(), Host: host,
+		RunID: p.RunID, Workspace: p.Dir.Worktree(), NodeWorkspace: nodeWorkspace(env.Sandbox), RunDir: p.Dir.Nodes(), Host: host,
 		Listener: attractor.Listeners{prog, o.Listener}, Agent: agent, Interviewer: o.interviewer(),
 		Usage: p.usage,
 	}

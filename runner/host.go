@@ -54,6 +54,15 @@ type EnvInputs struct {
 	Caches string
 }
 
+// nodeWorkspace is where the nodes of a run see its worktree: the jail's
+// fixed path, or the worktree itself without a sandbox ("").
+func nodeWorkspace(s *sandbox.Sandbox) string {
+	if s == nil {
+		return ""
+	}
+	return sandbox.WorkspacePath
+}
+
 // jail is the sandbox of one process of a node of this run.
 func (h *nodeHost) jail(stageEnv map[string]string) *sandbox.Jail {
 	return sandbox.NodeJail(h.env.Sandbox, h.env.Host, h.worktree, stageEnv[attractor.EnvLogsDir],

@@ -72,6 +72,10 @@ type Options struct {
 	// Workspace is the absolute directory of the repository worktree, where
 	// the command ran. Relative paths in the output are taken relative to it.
 	Workspace string
+	// NodeWorkspace is where the command saw the worktree, when that is
+	// another path (a jail shows it at a fixed one): absolute paths under
+	// it are the worktree's too. Empty: Workspace.
+	NodeWorkspace string
 	// Max caps the number of findings; 0 (or less) means DefaultMax.
 	Max int
 	// GoModule is the module path from the workspace's go.mod, if known. go

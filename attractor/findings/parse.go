@@ -32,6 +32,7 @@ func Parse(output []byte, opts Options) []Finding {
 // parser holds what one Parse call knows between lines.
 type parser struct {
 	ws     string // cleaned workspace, "" when unknown
+	nodeWS string // cleaned NodeWorkspace, "" when none
 	mod    string
 	max    int
 	out    []Finding
@@ -43,7 +44,7 @@ type parser struct {
 }
 
 func newParser(opts Options) *parser {
-	p := &parser{ws: cleanWorkspace(opts.Workspace), mod: opts.GoModule, max: opts.Max}
+	p := &parser{ws: cleanWorkspace(opts.Workspace), nodeWS: cleanWorkspace(opts.NodeWorkspace), mod: opts.GoModule, max: opts.Max}
 	if p.max <= 0 {
 		p.max = DefaultMax
 	}

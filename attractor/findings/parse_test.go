@@ -83,6 +83,20 @@ func TestParseConfinement(t *testing.T) {
 			want: []Finding{fd("x.c", 1, 1, LevelError, ToolGCC, "e")},
 		},
 		{
+			name: "the workspace where the command saw it (a jail's)",
+			opts: Options{NodeWorkspace: "/workspace"},
+			in: lines(
+				"/workspace/pkg/x.go:3:1: in the jail",
+				"/home/dev/proj/pkg/y.go:4:1: on the host",
+				"/workspace2/z.go:1:1: sibling sharing a prefix",
+				"/kilroy/stage/out.go:1:1: the stage directory",
+			),
+			want: []Finding{
+				fd("pkg/x.go", 3, 1, LevelError, ToolGo, "in the jail"),
+				fd("pkg/y.go", 4, 1, LevelError, ToolGo, "on the host"),
+			},
+		},
+		{
 			name: "the root as workspace",
 			opts: Options{Workspace: "/"},
 			in:   "/x.c:1:1: error: e\nsrc/y.c:2:1: error: f\n",

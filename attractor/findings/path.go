@@ -36,6 +36,9 @@ func (p *parser) confine(raw []byte) (string, bool) {
 	if path.IsAbs(s) {
 		rel, ok := underWorkspace(s, p.ws)
 		if !ok {
+			rel, ok = underWorkspace(s, p.nodeWS)
+		}
+		if !ok {
 			return "", false
 		}
 		s = rel

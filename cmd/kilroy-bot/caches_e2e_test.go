@@ -88,9 +88,17 @@ func TestRunCachesPerRepository(t *testing.T) {
 			if left, _ := os.ReadDir(hostCache); len(left) > 0 {
 				t.Errorf("a run wrote the host's GOMODCACHE: %v", left)
 			}
+			// In the sandbox the node sees the caches at their fixed path;
+			// either way they are under the data dir's caches/local/.
 			where := gitT(t, alpha, "show", lastBranch(t, alpha)+":seen/where.txt")
-			if !strings.HasPrefix(where, filepath.Join(dataDir, "caches", "local")+"/") {
+			if mode == "sandbox" && where != "/kilroy/cache/gomodcache" {
+				t.Errorf("alpha's GOMODCACHE in the sandbox is %s, want /kilroy/cache/gomodcache", where)
+			}
+			if mode != "sandbox" && !strings.HasPrefix(where, filepath.Join(dataDir, "caches", "local")+"/") {
 				t.Errorf("alpha's GOMODCACHE is %s, want it under the data dir's caches/local/", where)
+			}
+			if planted, _ := filepath.Glob(filepath.Join(dataDir, "caches", "local", "*", "*", "cache", "gomodcache", "planted-alpha")); len(planted) != 1 {
+				t.Errorf("alpha's planted module files under the data dir's caches/local/: %v, want one", planted)
 			}
 		})
 	}

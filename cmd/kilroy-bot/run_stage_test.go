@@ -11,14 +11,13 @@ import (
 // stageScript is what the node under test runs in each case of
 // TestRunStageDirInEveryNodeKind: the stage status contract of
 // docs/pipelines.md, a log file of its own in its logs directory, and a
-// file in a cache under the run's policy-managed-roots (managed). It
-// fails when any of them cannot be written, or outside the sandbox.
-func stageScript(managed string) string {
-	return `set -e; [ "$(hostname)" = kilroy-sandbox ] || { echo UNJAILED >&2; exit 99; }; ` +
-		`printf '{"status":"success"}' > "$KILROY_STAGE_STATUS_PATH"; ` +
-		`echo "$KILROY_NODE_ID" > "$KILROY_STAGE_LOGS_DIR/mine.log"; ` +
-		`mkdir -p ` + managed + `/cache && echo "$KILROY_NODE_ID" > ` + managed + `/cache/"$KILROY_NODE_ID"`
-}
+// file in a cache under the run's policy-managed-roots, which every jail
+// shows at /kilroy/managed-roots. It fails when any of them cannot be
+// written, or outside the sandbox.
+const stageScript = `set -e; [ "$(hostname)" = kilroy-sandbox ] || { echo UNJAILED >&2; exit 99; }; ` +
+	`printf '{"status":"success"}' > "$KILROY_STAGE_STATUS_PATH"; ` +
+	`echo "$KILROY_NODE_ID" > "$KILROY_STAGE_LOGS_DIR/mine.log"; ` +
+	`mkdir -p /kilroy/managed-roots/cache && echo "$KILROY_NODE_ID" > /kilroy/managed-roots/cache/"$KILROY_NODE_ID"`
 
 // stageCase is one node kind of TestRunStageDirInEveryNodeKind: the
 // pipeline's nodes, given the script, and the agent backend it needs.
@@ -69,7 +68,7 @@ func runStageCase(t *testing.T, tc stageCase) {
 	dir := t.TempDir()
 	runDir := filepath.Join(dir, "run")
 	managed := filepath.Join(runDir, "policy-managed-roots")
-	script := stageScript(managed)
+	script := stageScript
 	body, id := "", "exit"
 	exitNode := `exit [shape=Msquare]`
 	if tc.exit != nil {

@@ -10,14 +10,14 @@ import (
 )
 
 // servedStageScript is stageScript for a served run, whose run directory
-// the test does not know in advance: the managed roots are found from the
-// stage directory (<run-dir>/nodes/<node>). tag tells apart two processes
+// the test does not know in advance: the managed roots are where every
+// jail shows them, /kilroy/managed-roots. tag tells apart two processes
 // of one node (an agent and its verify_command).
 func servedStageScript(tag string) string {
 	return `set -e; [ "$(hostname)" = kilroy-sandbox ] || { echo UNJAILED >&2; exit 99; }; ` +
 		`printf '{"status":"success"}' > "$KILROY_STAGE_STATUS_PATH"; ` +
 		`echo ` + tag + ` > "$KILROY_STAGE_LOGS_DIR/mine-` + tag + `.log"; ` +
-		`m="$KILROY_STAGE_LOGS_DIR/../../policy-managed-roots"; ` +
+		`m=/kilroy/managed-roots; ` +
 		`mkdir -p "$m/cache" && echo ` + tag + ` > "$m/cache/$KILROY_NODE_ID-` + tag + `"`
 }
 

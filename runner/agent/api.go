@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
 
 // runAPI runs the node with this package's agent loop.
@@ -19,6 +20,8 @@ func (a *Agent) runAPI(ctx context.Context, req attractor.AgentRequest, sel sele
 		return failure(attractor.ClassTransientInfra, "API agent: "+err.Error()), nil
 	}
 	defer ws.Close()
+	jail := a.jail(req)
+	ws.seen = jail.Path(req.Workspace)
 	tr, err := newTranscript(filepath.Join(req.StageDir, "transcript.jsonl"), a.secret)
 	if err != nil {
 		return failure(attractor.ClassTransientInfra, "API agent: "+err.Error()), nil
@@ -26,7 +29,7 @@ func (a *Agent) runAPI(ctx context.Context, req attractor.AgentRequest, sel sele
 	s := &session{
 		p:     retrying{p: a.provider(sel, key), retries: a.lim.ProviderRetries, base: time.Duration(a.lim.RetryBackoff), maxWait: time.Duration(a.lim.RetryMaxBackoff), log: log},
 		tools: a.apiTools(req, ws), tr: tr, log: log,
-		model: sel.model, effort: sel.effort, system: systemPrompt(req), maxTokens: sel.b.MaxTokens,
+		model: sel.model, effort: sel.effort, system: systemPrompt(req, jail), maxTokens: sel.b.MaxTokens,
 		maxTurns: a.lim.MaxTurns, maxRounds: a.lim.MaxToolRounds,
 		meter: req.Usage, costOf: func(u Usage) (float64, bool) { return sel.b.cost(sel.model, u) },
 	}
@@ -150,12 +153,12 @@ func timedOut(d time.Duration) attractor.Outcome {
 }
 
 // systemPrompt tells the model where it is and how to report.
-func systemPrompt(req attractor.AgentRequest) string {
+func systemPrompt(req attractor.AgentRequest, jail *sandbox.Jail) string {
 	return "You are a careful software engineer working autonomously in a git worktree with the tools read_file, write_file, " +
 		"edit_file, shell, glob and grep. Paths are relative to the worktree. Read before you edit, keep changes small and " +
 		"focused, and run the project's checks with the shell tool before you declare success. " +
 		fmt.Sprintf("Platform: %s/%s. Today: %s.\n\n", runtime.GOOS, runtime.GOARCH, time.Now().UTC().Format(time.DateOnly)) +
-		preamble(req, true)
+		preamble(req, jail, true)
 }
 
 func failure(class attractor.FailureClass, reason string) attractor.Outcome {

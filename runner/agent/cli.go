@@ -54,8 +54,9 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 			}
 		}
 	}
+	jail := a.jail(req)
 	promptPath := filepath.Join(req.StageDir, "agent.prompt.md")
-	if err := os.WriteFile(promptPath, []byte(preamble(req, false)+req.Prompt), 0o644); err != nil {
+	if err := os.WriteFile(promptPath, []byte(preamble(req, jail, false)+req.Prompt), 0o644); err != nil {
 		return failure(attractor.ClassTransientInfra, fmt.Sprintf("agent %s: write prompt: %v", sel.name, err)), nil
 	}
 	sctx, cancel, timeout := a.withTimeout(ctx)
@@ -74,7 +75,6 @@ func (a *Agent) runCLI(ctx context.Context, req attractor.AgentRequest, sel sele
 	if req.Usage != nil {
 		a.watchUsage(&run, sel, req, home, stop)
 	}
-	jail := a.jail(req)
 	run.stdoutPath, run.stderrPath = cliLogPaths(req.StageDir, sel.b.CLI)
 	env := a.cliEnv(req, sel, key, home, jail)
 	if fail := a.cliProgram(&run, jail, env, req.Workspace, sel); fail != nil {

@@ -5,17 +5,19 @@ import (
 	"strings"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
+	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 )
 
 // preamble explains the stage status contract to the agent. It is short on
-// purpose: the node's prompt is the task, this is only how to report.
-func preamble(req attractor.AgentRequest, apiTools bool) string {
+// purpose: the node's prompt is the task, this is only how to report. The
+// paths it names are where the agent's processes see them (in jail).
+func preamble(req attractor.AgentRequest, jail *sandbox.Jail, apiTools bool) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "You are one step (node %q) of an automated pipeline, working in the git worktree %s.\n", req.Node.ID, req.Workspace)
+	fmt.Fprintf(&b, "You are one step (node %q) of an automated pipeline, working in the git worktree %s.\n", req.Node.ID, jail.Path(req.Workspace))
 	b.WriteString("When you are done, report your result by writing one JSON object to the file named by the " +
 		"environment variable KILROY_STAGE_STATUS_PATH")
 	if p := req.StageEnv[attractor.EnvStatusPath]; p != "" {
-		fmt.Fprintf(&b, " (%s)", p)
+		fmt.Fprintf(&b, " (%s)", jail.Path(p))
 	}
 	b.WriteString(":\n  {\"status\":\"success\"}\nor\n  {\"status\":\"fail\",\"failure_reason\":\"<one line: why>\"}\n" +
 		"Use \"retry\" instead of \"fail\" when trying again could succeed. If you cannot write that file, write the same " +

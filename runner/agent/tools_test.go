@@ -20,6 +20,7 @@ func testTools(t *testing.T) (*toolbox, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ws.Close() })
+	ws.seen = "/workspace" // where a jail shows it
 	env := []string{"PATH=" + testHost(t)["PATH"]}
 	return newToolbox(readFile{ws}, writeFile{ws}, editFile{ws},
 		shellTool{dir: dir, env: env, timeout: 10 * time.Second, maxTimeout: 20 * time.Second},
@@ -54,7 +55,8 @@ func TestTools(t *testing.T) {
 		{"read absolute inside", "read_file", map[string]any{"path": "$WS/main.go"}, false, []string{"1 | package main"}},
 		{"read missing", "read_file", map[string]any{"path": "nope.go"}, true, []string{"nope.go"}},
 		{"read dotdot", "read_file", map[string]any{"path": "../outside"}, true, []string{`".." is not allowed`}},
-		{"read absolute outside", "read_file", map[string]any{"path": "/etc/passwd"}, true, []string{"outside the worktree"}},
+		{"read absolute as the shell sees it", "read_file", map[string]any{"path": "/workspace/main.go"}, false, []string{"1 | package main"}},
+		{"read absolute outside", "read_file", map[string]any{"path": "/etc/passwd"}, true, []string{"outside the worktree (/workspace)"}},
 		{"edit unique", "edit_file", map[string]any{"path": "main.go", "old_string": `"hello"`, "new_string": `"bye"`}, false, []string{"replaced 1"}},
 		{"edit missing", "edit_file", map[string]any{"path": "main.go", "old_string": "nothere", "new_string": "x"}, true, []string{"not found"}},
 		{"edit ambiguous", "edit_file", map[string]any{"path": "main.go", "old_string": "main", "new_string": "x"}, true, []string{"occurs 2 times"}},

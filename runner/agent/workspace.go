@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +16,9 @@ import (
 type workspace struct {
 	dir  string // absolute, as given
 	real string // dir with symlinks resolved, for absolute paths the model built from it
+	// seen is where the shell tool's processes see dir (a jail's fixed
+	// path), whose absolute paths the model repeats; "" when at dir.
+	seen string
 	root *os.Root
 }
 
@@ -53,12 +57,15 @@ func (w *workspace) rel(p string) (string, error) {
 	if !filepath.IsAbs(p) {
 		return filepath.Clean(p), nil
 	}
-	for _, base := range []string{w.dir, w.real} {
+	for _, base := range []string{w.seen, w.dir, w.real} {
+		if base == "" {
+			continue
+		}
 		if r, err := filepath.Rel(base, filepath.Clean(p)); err == nil && r != ".." && !strings.HasPrefix(r, "../") {
 			return r, nil
 		}
 	}
-	return "", fmt.Errorf("%s is %w (%s)", p, errOutside, w.dir)
+	return "", fmt.Errorf("%s is %w (%s)", p, errOutside, cmp.Or(w.seen, w.dir))
 }
 
 // explain rewrites the os.Root error for a path that escapes, naming the

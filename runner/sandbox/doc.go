@@ -17,7 +17,10 @@
 // namespaces, mounts and limits; nothing of it runs before its limits and
 // cgroups apply. Every bind is opened by the bot without following a link a
 // node could have planted and handed to bwrap as a descriptor (binder).
-// Prewarm starts the bwrap of a Run expected next, so that it makes its
+// A jail shows the run's directories (worktree, stage directory, managed
+// roots, caches, git directory) at fixed paths that name nothing of the
+// host, and Run rewrites the host paths a Cmd names into them
+// (jail_view.go). Prewarm starts the bwrap of a Run expected next, so that it makes its
 // mounts and joins its cgroups before the Run adopts it; any other Run
 // starts a fresh bwrap. Close ends the prewarmed jails. A Sandbox made
 // WithImage builds its jails on an unpacked OCI image instead of the host's

@@ -23,9 +23,10 @@ func findProgram(c Cmd) (string, error) {
 	return lookPath(c.Env, c.Dir, c.Argv[0])
 }
 
-// lookPathImage is lookPath in an image jail. A PATH entry or a path in
-// one of the jail's writable roots (the workspace, the stage directory, a
-// cache) is looked up there, since the jail shows them at the same path;
+// lookPathImage is lookPath in an image jail, with env and dir in host
+// paths (as the bot gives them; Run rewrites them for the jail). A PATH
+// entry or a path in one of the jail's writable roots (the workspace, the
+// stage directory, a cache) is looked up there, since the jail shows them;
 // any other in the image, resolving its links within the image. An
 // absolute path that is not in the image may be a host program, which the
 // jail binds read-only (an operator's agent command): it is taken when it
@@ -68,10 +69,11 @@ func (j *Jail) lookPathImage(env []string, dir, name string) (string, error) {
 	return "", &NotFoundError{Name: name, Path: path, Image: im.Name}
 }
 
-// inWritable reports whether p is in one of the jail's writable roots.
+// inWritable reports whether p, a host path, is in one of the jail's
+// writable roots.
 func (j *Jail) inWritable(p string) bool {
-	for _, r := range append(append([]string{j.Workspace}, j.Writable...), j.Caches...) {
-		if r != "" && filepath.IsAbs(r) && within(filepath.Clean(p), filepath.Clean(r)) {
+	for _, r := range j.roots() {
+		if within(filepath.Clean(p), r.host) {
 			return true
 		}
 	}

@@ -52,10 +52,6 @@ type Image struct {
 	Name string
 }
 
-// ImageHome is HOME in an image jail: a private tmpfs, as the host jail's
-// HOME is, at the jail user's home in the passwd the jail shows.
-const ImageHome = "/home/" + JailUser
-
 // defaultImagePATH is the PATH of an image that sets none, as container
 // engines default it.
 const defaultImagePATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -202,7 +198,7 @@ func isDirMount(m mount) bool {
 	switch m.kind {
 	case mTmpfs, mMaskDir, mSplit:
 		return true
-	case mMaskFile, mSymlink:
+	case mMaskFile, mSymlink, mData:
 		return false
 	}
 	if m.fd == nil {
@@ -385,15 +381,6 @@ func (j *Jail) identityMounts(ms []mount) []mount {
 		}
 	}
 	return ms
-}
-
-// homePath is where HOME is in the jail: the host's HOME as the host
-// resolves it, an image's as named.
-func (j *Jail) homePath(home string) string {
-	if j.Sandbox.image != nil {
-		return filepath.Clean(home)
-	}
-	return j.Sandbox.paths.resolve(home).canon
 }
 
 // inImage reports whether p, an absolute path, is a regular file of the

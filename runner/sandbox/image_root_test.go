@@ -67,7 +67,7 @@ func TestImageJailShowsTheImageNotTheHost(t *testing.T) {
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d:\n%s", res.ExitCode, out)
 	}
-	want := "FROM-THE-IMAGE\nDPKG\nvar/tmp=/tmp home=kilroy someone\nvar=from-image stage=x home=" + ImageHome + " path=/usr/bin:/bin\npasswd-kilroy\nwrites-ok\n"
+	want := "FROM-THE-IMAGE\nDPKG\nvar/tmp=/tmp home=kilroy someone\nvar=from-image stage=x home=" + HomePath + " path=/usr/bin:/bin\npasswd-kilroy\nwrites-ok\n"
 	if out != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}

@@ -144,22 +144,28 @@ func (s *Sandbox) Limits() Limits { return s.limits }
 func (s *Sandbox) ProcessLimitHolds() bool { return s.cgroups != nil || os.Geteuid() != 0 }
 
 // Jail is what one node process may see besides the system directories.
+// Its read-write directories are the run's, each shown at a fixed path of
+// the jail's own (jail_view.go).
 type Jail struct {
 	Sandbox *Sandbox
-	// Workspace is the run's worktree: read-write, except its .git and the
-	// repository metadata it points at, which are read-only.
+	// Workspace is the run's worktree, shown at WorkspacePath: read-write,
+	// except its .git and the repository metadata it points at, which are
+	// read-only (at GitPath).
 	Workspace string
-	// Writable are further directories bound read-write at the same path:
-	// the stage directory, the policy's managed roots under the run
-	// directory. Missing ones are created.
-	Writable []string
-	// Caches are the run's cache directories (the repository's caches:
-	// GOMODCACHE, GOCACHE, CARGO_HOME, ... point into them), bound
-	// read-write and created when missing.
-	Caches []string
-	// ReadOnly are further paths bound read-only. They come from the bot's
-	// own configuration only (NodeJail): nothing in a node's environment
-	// decides a mount.
+	// Stage is the node's stage directory, shown read-write at StagePath;
+	// created when missing.
+	Stage string
+	// ManagedRoots is the run's policy-managed-roots directory, shown
+	// read-write at ManagedRootsPath; created when missing.
+	ManagedRoots string
+	// Caches is the run's cache directory (the repository's caches:
+	// GOMODCACHE, GOCACHE, CARGO_HOME, ... point into it), shown
+	// read-write at CachePath; created when missing, left out when it
+	// cannot be.
+	Caches string
+	// ReadOnly are further paths bound read-only, at their own paths. They
+	// come from the bot's own configuration only (NodeJail): nothing in a
+	// node's environment decides a mount.
 	ReadOnly []string
 	// Binds are host directories shown read-only at fixed paths of the
 	// jail (image_agentrt.go).
@@ -220,12 +226,14 @@ func canonical(p string) string {
 // private /tmp (set after the node's environment, so it wins).
 var handshakeArgs = []string{"--setenv", "TMPDIR", "/tmp", "--block-fd", "3", "--info-fd", "4"}
 
-// options are bwrap's options for one process of j that runs program in
-// dir: namespaces, mounts and working directory, the same for a cold start
+// options are bwrap's options for one process of j that runs program (its
+// host path) in dir with env, both as the jail shows them (Jail.jailed):
+// namespaces, mounts and working directory, the same for a cold start
 // and a prewarmed one, and the sources of its binds, which bwrap must get
 // as descriptors firstBindFD, firstBindFD+1, ... The caller closes them
-// once bwrap has them.
-func (j *Jail) options(env []string, dir, program string) ([]string, []*os.File, error) {
+// once bwrap has them. srcs are the host paths of the binds, which the
+// options do not name: every jail shows its own at the same places.
+func (j *Jail) options(env []string, dir, program string) (opts []string, files []*os.File, srcs []string, err error) {
 	s := j.Sandbox
 	if _, bound := j.inBinds(program); filepath.IsAbs(program) && !j.inImage(program) && !bound {
 		// The program itself is visible, read-only, wherever it lives (an
@@ -236,19 +244,20 @@ func (j *Jail) options(env []string, dir, program string) ([]string, []*os.File,
 	}
 	ms, err := j.plan(env)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var out, readOnly, binds []string
-	var files []*os.File
 	if s.image != nil {
 		// The image goes first: everything else is mounted on it.
 		var im []mount
 		if im, readOnly, err = j.imageMounts(ms); err != nil {
 			closeMounts(ms)
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		out, files = args(im, 0, nil)
+		srcs = sources(im)
 	}
+	srcs = append(srcs, sources(ms)...)
 	out = append(out, s.namespaceArgs()...)
 	tmpSize := s.limits.MemoryBytes / 2
 	binds, files = args(ms, tmpSize, files)
@@ -266,7 +275,18 @@ func (j *Jail) options(env []string, dir, program string) ([]string, []*os.File,
 	if dir != "" {
 		out = append(out, "--chdir", dir)
 	}
-	return out, files, nil
+	return out, files, srcs, nil
+}
+
+// sources are the host paths ms bind.
+func sources(ms []mount) []string {
+	var out []string
+	for _, m := range ms {
+		if m.kind == mROBind || m.kind == mRWBind || m.kind == mROGit {
+			out = append(out, m.src)
+		}
+	}
+	return out
 }
 
 // namespaceArgs are bwrap's options besides the mounts: every namespace
@@ -323,7 +343,8 @@ var toolchainVars = []string{"GOROOT", "RUSTUP_HOME", "JAVA_HOME", "MAVEN_HOME",
 
 // NodeJail is the jail of one node process: the workspace, the stage
 // directory and the run's policy-managed roots read-write, the run's cache
-// directory (caches, the repository's own: runner/caches) read-write, and
+// directory (caches, the repository's own: runner/caches) read-write, each
+// at its fixed path in the jail (jail_view.go), and
 // read-only the toolchains of the bot's own environment: its PATH
 // directories and toolchainVars, as NodeEnv gives them without a policy
 // (none in a jail on an image root: the image's are there).
@@ -336,7 +357,8 @@ func NodeJail(s *Sandbox, host map[string]string, workspace, stageDir, managedRo
 	if s == nil {
 		return nil
 	}
-	j := &Jail{Sandbox: s, Workspace: workspace, ReadOnly: slices.Clone(s.readOnly)}
+	j := &Jail{Sandbox: s, Workspace: workspace, Stage: stageDir, ManagedRoots: managedRoots, Caches: caches,
+		ReadOnly: slices.Clone(s.readOnly)}
 	j.Run = runOf(workspace, managedRoots)
 	if s.image == nil {
 		// On an image root, PATH and the toolchains are the image's:
@@ -344,14 +366,6 @@ func NodeJail(s *Sandbox, host map[string]string, workspace, stageDir, managedRo
 		dirs := toolchainDirs(NodeEnv(EnvSpec{Host: host}))
 		j.ReadOnly = append(j.ReadOnly, dirs...)
 		j.ReadOnly = append(j.ReadOnly, s.links.of(dirs)...)
-	}
-	for _, d := range []string{stageDir, managedRoots} {
-		if d != "" {
-			j.Writable = append(j.Writable, d)
-		}
-	}
-	if caches != "" {
-		j.Caches = []string{caches}
 	}
 	return j
 }

@@ -43,18 +43,23 @@ func optionsFile(opts []string) (*os.File, error) {
 		b.WriteString(o)
 		b.WriteByte(0)
 	}
-	fd, err := unix.MemfdCreate("kilroy-bwrap-args", unix.MFD_CLOEXEC)
+	return memFile("kilroy-bwrap-args", b.String())
+}
+
+// memFile is a memory file holding body, read from its start.
+func memFile(name, body string) (*os.File, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: jail options: %w", err)
+		return nil, fmt.Errorf("sandbox: %s: %w", name, err)
 	}
-	f := os.NewFile(uintptr(fd), "kilroy-bwrap-args")
-	if _, err := f.WriteString(b.String()); err != nil {
+	f := os.NewFile(uintptr(fd), name)
+	if _, err := f.WriteString(body); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("sandbox: jail options: %w", err)
+		return nil, fmt.Errorf("sandbox: %s: %w", name, err)
 	}
 	if _, err := f.Seek(0, 0); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("sandbox: jail options: %w", err)
+		return nil, fmt.Errorf("sandbox: %s: %w", name, err)
 	}
 	return f, nil
 }

@@ -26,13 +26,14 @@ const (
 	mMaskFile // /dev/null over a file a node must not see
 	mROGit    // repository metadata: read-only even inside the workspace
 	mSplit    // a small tmpfs that holds mount points in an image (image_root.go)
+	mData     // a read-only file of the bot's making: fd holds its bytes (gitMounts)
 )
 
 type mount struct {
 	kind mountKind
 	src  string // bind source, or symlink target
 	dst  string
-	fd   *os.File // a bind's source, opened (binder); nil for /dev/null
+	fd   *os.File // a bind's source, opened (binder), or mData's bytes; nil for /dev/null
 }
 
 // systemDirs are shown read-only; /etc as the Sandbox's view of it
@@ -41,8 +42,9 @@ var systemDirs = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "
 
 // plan computes the mounts of one process, ordered so that a deeper path
 // is mounted after its ancestors (the more specific mount decides) and
-// masks of hidden paths come after whatever exposed them. env decides no
-// bind, only where the private HOME goes: binds are the Jail's own fields.
+// masks of hidden paths come after whatever exposed them. env, as the jail
+// shows it (Jail.jailed), decides no bind, only where the private HOME
+// goes: binds are the Jail's own fields.
 // Every bind holds its source open (see binder); the caller closes them
 // (closeMounts).
 func (j *Jail) plan(env []string) (ms []mount, err error) {
@@ -90,7 +92,10 @@ func (j *Jail) plan(env []string) (ms []mount, err error) {
 	}
 	ms = append(ms, mount{kind: mTmpfs, dst: "/tmp"}, mount{kind: mSymlink, src: "/tmp", dst: "/var/tmp"})
 	if home, ok := Lookup(env, "HOME"); ok && filepath.IsAbs(home) && home != "/" {
-		if h := j.homePath(home); !j.writable(h) {
+		// A HOME in a root (an agent CLI's isolated HOME under its stage
+		// directory) is shown as it is, with what the bot prepared in it;
+		// any other is a private tmpfs.
+		if h := filepath.Clean(home); !b.inDst(h) && !reserved(h) {
 			ms = append(ms, mount{kind: mTmpfs, dst: h})
 		}
 	}
@@ -108,7 +113,7 @@ func (j *Jail) plan(env []string) (ms []mount, err error) {
 			}
 			return ms, fmt.Errorf("sandbox: writable dir: %w", err)
 		}
-		ms = append(ms, mount{kind: mRWBind, src: r.canon, dst: r.canon, fd: f})
+		ms = append(ms, mount{kind: mRWBind, src: r.canon, dst: r.dst, fd: f})
 	}
 	ms = append(ms, s.masks(ms)...)
 	git, err := b.gitMounts(j.Workspace)
@@ -125,29 +130,30 @@ func (j *Jail) plan(env []string) (ms []mount, err error) {
 // planted a link on its way. A cache that cannot be made is left out.
 func (j *Jail) makeRoots() (*binder, error) {
 	s := j.Sandbox
-	all := append(append([]string{j.Workspace}, j.Writable...), j.Caches...)
-	required := 1 + len(j.Writable)
-	for i, d := range all {
-		if d == "" || !filepath.IsAbs(d) || nestedIn(filepath.Clean(d), all) {
+	roots := j.roots()
+	for _, r := range roots {
+		if r.nested {
 			continue
 		}
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			if i >= required {
+		if err := os.MkdirAll(r.host, 0o755); err != nil {
+			if !r.required {
 				continue
 			}
 			return nil, fmt.Errorf("sandbox: writable dir: %w", err)
 		}
 		// Looked up afresh: a stage directory is new for every node,
 		// and an earlier look may have found it missing.
-		s.paths.refresh(d, time.Now())
+		s.paths.refresh(r.host, time.Now())
 	}
-	return newBinder(s, all, required), nil
+	return newBinder(s, roots), nil
 }
 
 // bindHost adds a read-only bind of d, a host directory or file a node
-// reads (a PATH entry, a toolchain, the operator's read-only paths), when
-// it exists. One in a writable root is shown through the root's bind.
-// Nothing is bound over /etc: the view shows all of it a node may see.
+// reads (a PATH entry, a toolchain, the operator's read-only paths), at
+// its own path, when it exists. One in a writable root is shown through
+// the root's bind, where the jail shows the root. Nothing is bound over
+// /etc (the view shows all of it a node may see), nor at the jail's own
+// paths (reserved).
 func (b *binder) bindHost(ms []mount, d string) []mount {
 	if !filepath.IsAbs(d) || b.inRoot(filepath.Clean(d)) {
 		return ms
@@ -156,24 +162,11 @@ func (b *binder) bindHost(ms []mount, d string) []mount {
 	if !ok {
 		return ms
 	}
-	if at == "/" || within(at, "/etc") {
+	if at == "/" || within(at, "/etc") || reserved(at) {
 		f.Close()
 		return ms
 	}
 	return append(ms, mount{kind: mROBind, src: at, dst: at, fd: f})
-}
-
-// writable reports whether p is inside one of the Writable directories: a
-// HOME there (an agent CLI's isolated HOME under its stage directory) is
-// shown as it is, with what the bot prepared in it, instead of a private
-// tmpfs that would hide it. Any other HOME (the host's) stays hidden.
-func (j *Jail) writable(p string) bool {
-	for _, d := range j.Writable {
-		if d != "" && within(p, j.Sandbox.paths.resolve(d).canon) {
-			return true
-		}
-	}
-	return false
 }
 
 // closeMounts closes the sources of ms's binds.
@@ -194,17 +187,25 @@ func maskOf(shown, dst string) mount {
 }
 
 // masks hides every hidden path that some bind would expose: a bind whose
-// source has something at the hidden path's place.
+// source has something at the hidden path's place. A host directory bound
+// at its own path (a system directory, a toolchain; /etc, whose source is
+// the view) shows hidden path h at h; a root shows what lies below it at
+// its place in the jail.
 func (s *Sandbox) masks(ms []mount) []mount {
 	var out []mount
 	for _, h := range s.hidden {
 		for _, m := range ms {
-			if (m.kind != mROBind && m.kind != mRWBind) || !within(h, m.dst) {
+			var shown, dst string
+			switch {
+			case m.kind == mROBind && within(h, m.dst):
+				shown, dst = filepath.Join(m.src, strings.TrimPrefix(h, m.dst)), h
+			case m.kind == mRWBind && within(h, m.src):
+				shown, dst = h, filepath.Join(m.dst, strings.TrimPrefix(h, m.src))
+			default:
 				continue
 			}
-			shown := filepath.Join(m.src, strings.TrimPrefix(h, m.dst))
 			if _, err := os.Lstat(shown); err == nil {
-				out = append(out, maskOf(shown, h))
+				out = append(out, maskOf(shown, dst))
 				break
 			}
 		}
@@ -213,11 +214,19 @@ func (s *Sandbox) masks(ms []mount) []mount {
 }
 
 // gitMounts makes the repository metadata of the workspace read-only: its
-// .git file and the git directory and common directory it leads to. A node
-// can then neither point the bot's git at a repository of its own nor
-// write config, attributes or hooks the bot's git would honour. The .git
-// is opened below the workspace without following a link; the
-// directories it names are the bot's, outside every writable root.
+// .git and the git directory and common directory it leads to. A node can
+// then neither point the bot's git at a repository of its own nor write
+// config, attributes or hooks the bot's git would honour. The .git is
+// opened below the workspace without following a link; the directories it
+// names are the bot's, outside every writable root.
+//
+// They are shown at GitPath, not at their host paths, so the jail's .git
+// file is one of the bot's making (mData) that names them there; the
+// host's, which the bot's own git reads, is left as it is. A worktree's
+// git directory is shown at GitPath/worktrees/workspace, over an empty
+// GitPath/worktrees: no other worktree of the repository (another run's)
+// is listed, and its gitdir file names WorkspacePath/.git, so git
+// worktree list shows what the jail has.
 func (b *binder) gitMounts(workspace string) ([]mount, error) {
 	if workspace == "" {
 		return nil, nil
@@ -227,7 +236,7 @@ func (b *binder) gitMounts(workspace string) ([]mount, error) {
 		return nil, fmt.Errorf("sandbox: workspace %s is no writable root", workspace)
 	}
 	rel = filepath.Join(rel, ".git")
-	dotgit := filepath.Join(r.canon, rel)
+	dotgit, jailDotgit := filepath.Join(r.canon, rel), filepath.Join(r.dst, rel)
 	f, err := b.openBelow(r, rel)
 	switch {
 	case errors.Is(err, unix.ENOENT):
@@ -235,36 +244,81 @@ func (b *binder) gitMounts(workspace string) ([]mount, error) {
 	case err != nil:
 		return nil, fmt.Errorf("sandbox: %s is neither a file nor a directory: %w", dotgit, err)
 	}
-	ms := []mount{{kind: mROGit, src: dotgit, dst: dotgit, fd: f}}
 	var st unix.Stat_t
 	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
-		return ms, fmt.Errorf("sandbox: %w", err)
+		f.Close()
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	switch st.Mode & unix.S_IFMT {
 	case unix.S_IFDIR:
-		return ms, nil
+		return []mount{{kind: mROGit, src: dotgit, dst: jailDotgit, fd: f}}, nil
 	case unix.S_IFREG:
+		f.Close()
 	default:
-		return ms, fmt.Errorf("sandbox: %s is neither a file nor a directory", dotgit)
+		f.Close()
+		return nil, fmt.Errorf("sandbox: %s is neither a file nor a directory", dotgit)
 	}
 	gitdir, err := readGitdirFile(dotgit)
 	if err != nil {
+		return nil, err
+	}
+	ms, jailGitdir, err := b.gitDirs(gitdir, WorkspacePath)
+	if err != nil {
 		return ms, err
 	}
-	ms = b.bindGit(ms, gitdir)
-	if common, err := readSmallFile(filepath.Join(gitdir, "commondir")); err == nil {
-		c := strings.TrimSpace(common)
-		if !filepath.IsAbs(c) {
-			c = filepath.Join(gitdir, c)
-		}
-		ms = b.bindGit(ms, c)
-	}
-	return ms, nil
+	return appendData(ms, jailDotgit, "gitdir: "+jailGitdir+"\n")
 }
 
-// bindGit adds a read-only bind of git directory d, when it exists
+// gitDirs binds git directory gitdir (a .git file's) and its common
+// directory, and returns where the jail shows gitdir. A linked worktree's
+// git directory gets the common directory's worktrees/ to itself (see
+// gitMounts), with its commondir and gitdir files saying where the jail
+// has them. A git directory in a writable root (a repository of the
+// run's own) is shown through the root, as it is.
+func (b *binder) gitDirs(gitdir, workspace string) ([]mount, string, error) {
+	common, body := gitdir, ""
+	if c, err := readSmallFile(filepath.Join(gitdir, "commondir")); err == nil {
+		body = strings.TrimSpace(c)
+		common = body
+		if !filepath.IsAbs(common) {
+			common = filepath.Join(gitdir, common)
+		}
+		common = filepath.Clean(common)
+	}
+	if r, rel, ok := b.locate(gitdir); ok {
+		return nil, filepath.Join(r.dst, rel), nil
+	}
+	jailCommon := GitPath
+	if r, rel, ok := b.locate(common); ok {
+		jailCommon = filepath.Join(r.dst, rel)
+	}
+	ms := b.bindGit(nil, common, GitPath)
+	if common == gitdir {
+		return ms, GitPath, nil
+	}
+	registered := filepath.Join(GitPath, "worktrees", gitWorktreeName)
+	jailGitdir := GitPath + "dir" // no place for it in the common directory: one of its own
+	if fi, err := os.Lstat(filepath.Join(common, "worktrees")); err == nil && fi.IsDir() && jailCommon == GitPath {
+		jailGitdir = registered
+		ms = append(ms, mount{kind: mMaskDir, dst: filepath.Join(GitPath, "worktrees")})
+	}
+	ms = b.bindGit(ms, gitdir, jailGitdir)
+	var errs []error
+	var err error
+	if body != "../.." || jailGitdir != registered {
+		ms, err = appendData(ms, filepath.Join(jailGitdir, "commondir"), jailCommon+"\n")
+		errs = append(errs, err)
+	}
+	if fi, err := os.Lstat(filepath.Join(gitdir, "gitdir")); err == nil && fi.Mode().IsRegular() {
+		ms, err = appendData(ms, filepath.Join(jailGitdir, "gitdir"), filepath.Join(workspace, ".git")+"\n")
+		errs = append(errs, err)
+	}
+	return ms, jailGitdir, errors.Join(errs...)
+}
+
+// bindGit adds a read-only bind of git directory d at dst, when it exists
 // outside the writable roots.
-func (b *binder) bindGit(ms []mount, d string) []mount {
+func (b *binder) bindGit(ms []mount, d, dst string) []mount {
 	if !filepath.IsAbs(d) || b.inRoot(filepath.Clean(d)) {
 		return ms
 	}
@@ -273,9 +327,18 @@ func (b *binder) bindGit(ms []mount, d string) []mount {
 			f.Close()
 			return ms
 		}
-		ms = append(ms, mount{kind: mROGit, src: at, dst: at, fd: f})
+		ms = append(ms, mount{kind: mROGit, src: at, dst: dst, fd: f})
 	}
 	return ms
+}
+
+// appendData adds a read-only file at dst that holds body (mData).
+func appendData(ms []mount, dst, body string) ([]mount, error) {
+	f, err := memFile("kilroy-jail-file", body)
+	if err != nil {
+		return ms, err
+	}
+	return append(ms, mount{kind: mData, dst: dst, fd: f}), nil
 }
 
 func readGitdirFile(dotgit string) (string, error) {
@@ -379,6 +442,8 @@ func args(ms []mount, tmpSize int64, files []*os.File) ([]string, []*os.File) {
 			a = append(a, "--symlink", m.src, m.dst)
 		case mROBind, mROGit:
 			bindFD("--ro-bind-fd", m)
+		case mData:
+			bindFD("--ro-bind-data", m)
 		case mRWBind:
 			bindFD("--bind-fd", m)
 		case mTmpfs:

@@ -44,40 +44,35 @@ type binder struct {
 
 // root is a writable root: the path the Jail gives and its canonical
 // form, which the bot resolves trusting the host's links (no component
-// of it is a node's); optional: a cache, not bound when it is missing.
+// of it is a node's), and where the jail shows it; optional: a cache, not
+// bound when it is missing.
 type root struct {
-	given, canon string
-	optional     bool
+	given, canon, dst string
+	optional          bool
 }
 
-// newBinder returns the binder of a jail with writable roots roots, the
-// first required of which must be bound.
-func newBinder(s *Sandbox, roots []string, required int) *binder {
+// newBinder returns the binder of a jail with writable roots roots: the
+// outermost are bound (a nested one is shown through its outer root).
+func newBinder(s *Sandbox, roots []jailRoot) *binder {
 	b := &binder{s: s}
-	for i, r := range roots {
-		if r == "" || !filepath.IsAbs(r) {
+	for _, r := range roots {
+		if r.nested {
 			continue
 		}
-		r = filepath.Clean(r)
-		if nestedIn(r, roots) {
-			continue
-		}
-		canon := s.paths.resolve(r).canon
+		canon := s.paths.resolve(r.host).canon
 		if canon == "/" {
 			continue // never the host's root, whatever a Jail says
 		}
-		b.roots = append(b.roots, root{given: r, canon: canon, optional: i >= required})
+		b.roots = append(b.roots, root{given: r.host, canon: canon, dst: r.dst, optional: !r.required})
 	}
 	return b
 }
 
-// nestedIn reports whether r lies strictly below one of roots.
-func nestedIn(r string, roots []string) bool {
-	for _, o := range roots {
-		if o == "" || !filepath.IsAbs(o) {
-			continue
-		}
-		if o = filepath.Clean(o); o != r && within(r, o) {
+// inDst reports whether p, a path in the jail, lies in a root's place
+// there.
+func (b *binder) inDst(p string) bool {
+	for _, r := range b.roots {
+		if within(p, r.dst) {
 			return true
 		}
 	}

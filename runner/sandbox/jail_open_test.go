@@ -35,7 +35,7 @@ func TestBinderOpensWithoutPlantedLinks(t *testing.T) {
 		}
 	}
 	root := filepath.Join(host, "root")
-	b := newBinder(&Sandbox{paths: newPathCache(time.Hour)}, []string{root, filepath.Join(root, "cache")}, 1)
+	b := newBinder(&Sandbox{paths: newPathCache(time.Hour)}, (&Jail{Workspace: root, Caches: filepath.Join(root, "cache")}).roots())
 	tools := filepath.Join(host, "real", "tools")
 	for _, tt := range []struct {
 		path string

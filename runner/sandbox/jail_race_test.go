@@ -75,7 +75,7 @@ func TestJailPlantedLinkRace(t *testing.T) {
 				// A Sandbox of its own for each start: what one learnt of
 				// a path holds for a few seconds (pathCache), and a bot
 				// starts jails for longer than that.
-				j := &Jail{Sandbox: newTestSandbox(t, Config{}), Workspace: ws, Caches: []string{cache}}
+				j := &Jail{Sandbox: newTestSandbox(t, Config{}), Workspace: ws, Caches: cache}
 				c := Cmd{Argv: append([]string{"/bin/sh", "-c", script, "sh"}, seen...), Dir: ws, Env: env, Jail: j}
 				if i%2 == 1 {
 					Prewarm(c) // a prewarmed jail plans now and mounts a moment later

@@ -16,14 +16,19 @@ import (
 // There are no jails started ahead of any request any more (spares, a
 // bwrap waiting to read its options from a pipe): a jail's binds are
 // descriptors (binder), which bwrap must inherit when it starts.
+//
+// argv, c's environment and directory name host paths; the jail gets them
+// as it shows them (Jail.jailed).
 func (j *Jail) start(c Cmd, argv []string, waitDelay time.Duration) (*proc, error) {
 	s := j.Sandbox
-	opts, files, err := j.options(c.Env, c.Dir, argv[0])
+	in := j.jailed(c, argv)
+	opts, files, srcs, err := j.options(in.env, in.dir, argv[0])
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
 	}
 	defer closeAll(files...)
-	if key, ok := prewarmKey(c, argv, opts); ok && pipedOutputs(c.Stdout, c.Stderr) {
+	c.Env, argv = in.env, in.argv
+	if key, ok := prewarmKey(c, argv, opts, srcs); ok && pipedOutputs(c.Stdout, c.Stderr) {
 		if sp := s.prewarm.take(key); sp != nil {
 			p := sp.attach(c, time.Now())
 			p.prewarmed = true

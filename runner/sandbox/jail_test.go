@@ -90,19 +90,19 @@ func TestJailHidesTheBotsFiles(t *testing.T) {
 	s := newTestSandbox(t, Config{Hidden: []string{dataDir}})
 	j := &Jail{Sandbox: s, Workspace: ws}
 	res, out := jailRun(t, context.Background(), j, `
-		cat `+keyFile+` `+other+` 2>/dev/null; echo "runs: $(ls ../..)"
+		cat `+keyFile+` `+other+` 2>/dev/null; echo "at: $(pwd)"; ls -d `+dataDir+`/runs 2>/dev/null
 		cat /proc/[0-9]*/environ 2>/dev/null | tr '\0' '\n' | grep CANARY
 		cat /etc/shadow 2>/dev/null | head -1
 		echo "uid: $(id -u) $(id -un)"; echo written > in-worktree.txt && echo wrote`)
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d: %s", res.ExitCode, out)
 	}
-	for _, canary := range []string{"CANARY-KEY", "CANARY-OTHER", "CANARY-ENV", "root:"} {
+	for _, canary := range []string{"CANARY-KEY", "CANARY-OTHER", "CANARY-ENV", "root:", dataDir} {
 		if strings.Contains(out, canary) {
 			t.Errorf("node saw %q:\n%s", canary, out)
 		}
 	}
-	for _, want := range []string{"runs: mine\n", "uid: 1000 kilroy\n", "wrote\n"} {
+	for _, want := range []string{"at: " + WorkspacePath + "\n", "uid: 1000 kilroy\n", "wrote\n"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -517,7 +517,7 @@ func TestJailHomeInsideWritableDir(t *testing.T) {
 	home := filepath.Join(stage, "home")
 	os.MkdirAll(filepath.Join(home, ".cli"), 0o700)
 	os.WriteFile(filepath.Join(home, ".cli", "settings.json"), []byte("prepared\n"), 0o600)
-	j := &Jail{Sandbox: s, Workspace: t.TempDir(), Writable: []string{stage}}
+	j := &Jail{Sandbox: s, Workspace: t.TempDir(), Stage: stage}
 	env := NodeEnv(EnvSpec{Host: map[string]string{"PATH": HostEnv()["PATH"], "HOME": HostEnv()["HOME"]}, HomeOverride: home})
 	var out bytes.Buffer
 	res, err := Run(context.Background(), Cmd{Argv: []string{"sh", "-c", `
@@ -572,13 +572,13 @@ func TestJailRefusesPlantedLinks(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache := filepath.Join(t.TempDir(), "gopath")
-	j := &Jail{Sandbox: s, Workspace: t.TempDir(), Caches: []string{cache}}
+	j := &Jail{Sandbox: s, Workspace: t.TempDir(), Caches: cache}
 	// The first node plants links where GOMODCACHE and GOPATH/bin would be.
 	if res, out := jailRun(t, context.Background(), j,
 		`ln -s `+host+` `+cache+`/pkg && ln -s `+host+` `+cache+`/bin && echo planted`); res.ExitCode != 0 || !strings.Contains(out, "planted") {
 		t.Fatalf("planting: exit %d: %s", res.ExitCode, out)
 	}
-	next := &Jail{Sandbox: s, Workspace: t.TempDir(), Caches: []string{cache, cache + "/pkg/mod"},
+	next := &Jail{Sandbox: s, Workspace: t.TempDir(), ManagedRoots: cache, Caches: cache + "/pkg/mod",
 		ReadOnly: []string{cache + "/bin"}}
 	res, out := jailRun(t, context.Background(), next,
 		`cat `+host+`/secret 2>/dev/null; cat `+cache+`/pkg/mod/../secret 2>/dev/null; ls `+host+` 2>/dev/null; echo done`)

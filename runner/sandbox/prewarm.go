@@ -67,7 +67,7 @@ func Prewarm(c Cmd) {
 	if j == nil || len(c.Argv) == 0 || c.Stdin != nil {
 		return
 	}
-	made := missingDirs(append([]string{j.Workspace}, j.Writable...))
+	made := missingDirs([]string{j.Workspace, j.Stage, j.ManagedRoots})
 	pw := j.prewarm(c)
 	if pw == nil {
 		removeEmpty(made)
@@ -90,11 +90,13 @@ func (j *Jail) prewarm(c Cmd) *prewarmed {
 	}
 	argv := slices.Clone(c.Argv)
 	argv[0] = path
-	opts, files, err := j.options(c.Env, c.Dir, path)
+	in := j.jailed(c, argv)
+	opts, files, srcs, err := j.options(in.env, in.dir, path)
 	if err != nil {
 		return nil
 	}
-	key, ok := prewarmKey(c, argv, opts)
+	c.Env, argv = in.env, in.argv
+	key, ok := prewarmKey(c, argv, opts, srcs)
 	if !ok {
 		closeAll(files...)
 		return nil

@@ -8,15 +8,15 @@ import (
 
 // prewarmKey is what a Run shares with the jail prewarmed for it: the
 // bwrap options (the mounts, with the numbers of their descriptors, and
-// the working directory), the command, the environment and the run;
-// false when c
-// cannot take a prewarmed jail: its stdin is /dev/null, and a missing
-// working directory gets the cold path's error.
-func prewarmKey(c Cmd, argv, opts []string) ([]string, bool) {
+// the working directory), the host paths the binds show (srcs: the
+// options name only the jail's fixed paths), the command, the environment
+// and the run; false when c cannot take a prewarmed jail: its stdin is
+// /dev/null, and a missing working directory gets the cold path's error.
+func prewarmKey(c Cmd, argv, opts, srcs []string) ([]string, bool) {
 	if c.Stdin != nil || !isDirOrEmpty(c.Dir) {
 		return nil, false
 	}
-	key := slices.Concat(opts, []string{"--"}, argv, []string{"\x00env"}, c.Env)
+	key := slices.Concat(opts, []string{"--"}, argv, []string{"\x00env"}, c.Env, []string{"\x00src"}, srcs)
 	if c.Jail != nil {
 		// The run's network namespace (network public), which the
 		// options do not name.

@@ -134,7 +134,7 @@ func TestPrewarmedExpires(t *testing.T) {
 	s.prewarm.ttl = 200 * time.Millisecond
 	ws := t.TempDir()
 	stage := filepath.Join(t.TempDir(), "nodes", "n1")
-	c := Cmd{Argv: []string{"true"}, Dir: ws, Env: jailEnv(), Jail: &Jail{Sandbox: s, Workspace: ws, Writable: []string{stage}}}
+	c := Cmd{Argv: []string{"true"}, Dir: ws, Env: jailEnv(), Jail: &Jail{Sandbox: s, Workspace: ws, Stage: stage}}
 	sp := prewarm(t, s, c)
 	if _, err := os.Stat(stage); err != nil {
 		t.Fatalf("the prewarmed jail's stage directory: %v", err)
