@@ -165,6 +165,10 @@ func promote(m map[string]any, key, v string) map[string]any {
 // details are kept where the file has none.
 func overrideWithStatusFile(h, f Outcome) Outcome {
 	out := f
+	// What the bot measured is the handler's, whatever the file says: the
+	// findings the command printed, an agent attempt's usage (budgets and
+	// totals count it) and its final text.
+	out.Findings, out.Usage, out.Response = h.Findings, h.Usage, h.Response
 	out.ContextUpdates = mergeMaps(h.ContextUpdates, f.ContextUpdates)
 	out.Meta = mergeMaps(h.Meta, f.Meta)
 	out.Details = mergeMaps(h.Details, f.Details)

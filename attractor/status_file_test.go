@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/kilroy-bot/kilroy-bot/attractor/findings"
 )
 
 func TestDecodeStatus(t *testing.T) {
@@ -167,5 +169,29 @@ func TestStatusFileCannotPassVerify(t *testing.T) {
 				t.Errorf("status = %s (%s), want %s", got.Status, got.FailureReason, tc.wantStatus)
 			}
 		})
+	}
+}
+
+// A status file decides the verdict, never what the bot measured: a
+// verify node that fails by its status file keeps the findings its
+// command printed, and an agent attempt keeps its usage and final text.
+func TestStatusFileKeepsWhatTheBotMeasured(t *testing.T) {
+	h := newHarness(t)
+	if err := os.WriteFile(filepath.Join(h.workspace, "go.mod"), []byte("module example.test/m\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := runOne(t, h, `v [shape=octagon, command="echo './pkg/a.go:12:5: undefined: Foo' >&2; echo '{\"status\":\"fail\",\"failure_reason\":\"vet found 1\"}' > $KILROY_STAGE_STATUS_PATH"]`)
+	want := []findings.Finding{{Path: "pkg/a.go", Line: 12, Column: 5, Level: findings.LevelError, Message: "undefined: Foo", Tool: findings.ToolGo}}
+	if diff := cmp.Diff(got.Findings, want); diff != "" || got.Status != StatusFail || got.FailureReason != "vet found 1" {
+		t.Errorf("outcome %s %q; findings (-got +want):\n%s", got.Status, got.FailureReason, diff)
+	}
+
+	usage := &Usage{Backend: "cli", Model: "m", InputTokens: 10, OutputTokens: 5, CostUSD: 0.01, CostSource: CostReported}
+	handler := Outcome{Status: StatusSuccess, Usage: usage, Response: "fixed it", Findings: want}
+	file := Outcome{Status: StatusFail, FailureReason: "tests still fail"}
+	o := overrideWithStatusFile(handler, file)
+	if o.Status != StatusFail || o.Usage != usage || o.Response != "fixed it" || len(o.Findings) != 1 {
+		t.Errorf("override = %s usage %v response %q findings %d; want fail with the handler's usage, response and finding",
+			o.Status, o.Usage, o.Response, len(o.Findings))
 	}
 }

@@ -15,9 +15,11 @@ import (
 )
 
 // usageTurns is a model script whose calls report every kind of token:
-// write hello.txt, then finish.
+// write hello.txt and the stage status file, then finish.
 func usageTurns(shell shellTool) []agenttest.Turn {
-	write := shell.turn("echo hi > hello.txt")
+	// The agent also writes the stage status file, as a pipeline's prompt
+	// may ask: the verdict is the file's, the usage still the bot's.
+	write := shell.turn(`echo hi > hello.txt && echo '{"status":"success","notes":"wrote hello.txt"}' > "$KILROY_STAGE_STATUS_PATH"`)
 	write.InputTokens, write.OutputTokens, write.CacheReadTokens, write.CacheWriteTokens = 1234, 56, 7000, 890
 	done := agenttest.Text("Created hello.txt. OUTCOME:SUCCESS")
 	done.InputTokens, done.OutputTokens, done.CacheReadTokens = 321, 45, 8000
@@ -117,6 +119,9 @@ func TestAPIBackendUsage(t *testing.T) {
 			got := stageUsage(t, runDir, "fix")
 			if diff := cmp.Diff(got, want, floatNear()); diff != "" {
 				t.Errorf("fix's usage in status.json (-got +want):\n%s", diff)
+			}
+			if b, err := os.ReadFile(filepath.Join(runDir, "nodes", "fix", "status.json")); err != nil || !strings.Contains(string(b), "wrote hello.txt") {
+				t.Errorf("fix's status.json does not carry the notes of the status file the agent wrote (%v):\n%s", err, b)
 			}
 			var total attractor.UsageTotal
 			total.Add(want)
