@@ -14,6 +14,7 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/checks"
+	"github.com/kilroy-bot/kilroy-bot/ghserver"
 	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/agent"
 	"github.com/kilroy-bot/kilroy-bot/runner/image"
@@ -309,7 +310,7 @@ func execute(ctx context.Context, stdout, stderr io.Writer, prep *runner.Prepare
 	}
 	rec := checks.NewRecorder(prep.Pipeline, info)
 	if history != nil {
-		rec.Seed(priorOf(history))
+		rec.Seed(ghserver.Prior(history))
 	}
 	o.Listener = rec
 	res, err := prep.Execute(ctx, o)
@@ -344,19 +345,6 @@ func finishProgress(stderr io.Writer, prep *runner.Prepared, res *attractor.RunR
 	if ferr := prep.Finish(runner.EndOf(res, err)); ferr != nil {
 		fmt.Fprintf(stderr, "kilroy-bot: %v\n", ferr)
 	}
-}
-
-// priorOf hands the checks what the runner read of an interrupted run.
-func priorOf(h *runner.History) checks.Prior {
-	var p checks.Prior
-	for _, n := range h.Nodes {
-		p.Nodes = append(p.Nodes, checks.PriorNode{ID: n.ID, Visits: n.Visits, Attempts: n.Attempts,
-			Duration: n.Duration, Outcome: n.Outcome, CheckpointSHA: n.CheckpointSHA, Dir: n.Dir, Usage: n.Usage})
-	}
-	for _, e := range h.Edges {
-		p.Edges = append(p.Edges, checks.PriorEdge{From: e.From, To: e.To, Method: e.Method})
-	}
-	return p
 }
 
 func reportSetupError(stderr io.Writer, err error) int {
