@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"reflect"
 	"testing"
 
 	"github.com/kilroy-bot/kilroy-bot/ghapp"
@@ -36,18 +38,17 @@ func TestServeWiresGhserver(t *testing.T) {
 	}
 	id := gh.InstallationID("acme")
 	api, err := adapter.GitHub(ctx, id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := api.(*ghserver.GitHub); !ok {
-		t.Errorf("serve's GitHub is a %T, want *ghserver.GitHub", api)
-	}
-	rep, err := adapter.NewReporter(ctx, appserver.ReportTarget{InstallationID: id, Repo: "acme/api",
+	rep, rerr := adapter.NewReporter(ctx, appserver.ReportTarget{InstallationID: id, Repo: "acme/api",
 		Pipeline: "ci", RunID: "run-1", HeadSHA: "0123456789012345678901234567890123456789"})
-	if err != nil {
+	if err := errors.Join(err, rerr); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := rep.(*ghserver.Reporter); !ok {
-		t.Errorf("serve's check reporter is a %T, want *ghserver.Reporter", rep)
+	for _, c := range []struct {
+		got  any
+		want reflect.Type
+	}{{api, reflect.TypeFor[*ghserver.GitHub]()}, {rep, reflect.TypeFor[*ghserver.Reporter]()}} {
+		if got := reflect.TypeOf(c.got); got != c.want {
+			t.Errorf("serve wires a %v, want %v", got, c.want)
+		}
 	}
 }
