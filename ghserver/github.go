@@ -44,10 +44,9 @@ type Options struct {
 	// RunURL is the link to a run's page, with its token: the details_url
 	// of its checks. nil (or "") for none.
 	RunURL func(runID string) string
-	// OutputTail, MaxAnnotations and Banner are the checks'
-	// RenderOptions: the end of a node's output, the annotation cap (0:
-	// checks.MaxAnnotations) and the first line of every summary.
-	OutputTail     func(node, dir string) string
+	// MaxAnnotations and Banner are the checks' RenderOptions: the
+	// annotation cap (0: checks.MaxAnnotations) and the first line of
+	// every summary.
 	MaxAnnotations int
 	Banner         string
 	// Throttle is the least time between two in-progress updates of a
@@ -173,7 +172,7 @@ func (a *Adapter) options(repo string) checks.PublishOptions {
 				}
 				return a.o.WebURL + "/" + repo + "/commit/" + sha
 			},
-			OutputTail:     a.o.OutputTail,
+			OutputTail:     liveOutputTail,
 			Redactor:       a.o.Redactor,
 			MaxAnnotations: a.o.MaxAnnotations,
 			Banner:         a.o.Banner,

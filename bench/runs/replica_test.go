@@ -81,9 +81,8 @@ func startReplica(b *testing.B, gh *ghapptest.Server, app *ghapp.App, opts queue
 // without the sandbox: its GitHub and check reporters are serve's adapter
 // (ghserver), with a redactor built as serve builds it, its own metrics, and
 // run links signed as serve signs them. Left out of what serve passes the
-// adapter: the output tail of nodes (serve's reads the node's logs; the
-// benchmark's nodes succeed at once and have none) and the banner of a
-// server without a sandbox (one more line in each summary).
+// adapter: the banner of a server without a sandbox (a warning at the top
+// of each summary, which serve builds from its configuration).
 func serverOptions(tb testing.TB, fake *ghapptest.Server, app *ghapp.App, dataDir string, q *queue.Queue) server.ServerOptions {
 	tb.Helper()
 	host := sandbox.HostEnv()

@@ -322,7 +322,7 @@ func execute(ctx context.Context, stdout, stderr io.Writer, prep *runner.Prepare
 		return 1
 	}
 	report := checks.LocalReport(rec.View(), checks.RenderOptions{
-		OutputTail: nodeOutputTail,
+		OutputTail: ghserver.OutputTail,
 	})
 	if werr := os.WriteFile(prep.Dir.Report(), []byte(report), 0o644); werr != nil {
 		fmt.Fprintf(stderr, "kilroy-bot: write report.md: %v\n", werr)
@@ -399,36 +399,6 @@ func (noHuman) Ask(_ context.Context, q attractor.Question) (attractor.Answer, e
 // instead of saying how to answer it.
 func isTerminal(f *os.File) bool {
 	return isatty.IsTerminal(f.Fd())
-}
-
-// nodeOutputTail reads the end of a node's logs for the report: only the
-// last outputTailBytes of each, since a log may be megabytes long.
-func nodeOutputTail(_, dir string) string {
-	var b strings.Builder
-	for _, name := range []string{"stdout.log", "stderr.log"} {
-		b.Write(fileTail(filepath.Join(dir, name), outputTailBytes))
-	}
-	return b.String()
-}
-
-const outputTailBytes = 4096
-
-// fileTail returns up to n bytes from the end of path, nil when unreadable.
-func fileTail(path string, n int64) []byte {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil
-	}
-	data := make([]byte, min(n, st.Size()))
-	if _, err := f.ReadAt(data, st.Size()-int64(len(data))); err != nil && !errors.Is(err, io.EOF) {
-		return nil
-	}
-	return data
 }
 
 // unseenLine says in one line that edits under .kilroy/ are not in the

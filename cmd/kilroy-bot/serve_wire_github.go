@@ -10,7 +10,7 @@ func githubAdapter(w wired, web string) (*ghserver.Adapter, error) {
 	return ghserver.New(ghserver.Options{
 		App: w.App, Redactor: w.Redactor, Metrics: w.Metrics, Logger: w.Logger,
 		DataDir: w.Config.DataDir, WebURL: web, RunURL: w.RunURL,
-		OutputTail: liveOutputTail, MaxAnnotations: w.Config.Policy.MaxAnnotations,
-		Banner: insecureBanner(w.Config), Throttle: w.Config.ProgressEvery,
+		MaxAnnotations: w.Config.Policy.MaxAnnotations, Banner: insecureBanner(w.Config),
+		Throttle: w.Config.ProgressEvery,
 	})
 }
