@@ -13,7 +13,10 @@
 // run dir, three checkpoint commits, the run branch pushed, the checks
 // completed), all against the fake GitHub (ghapp/ghapptest), which serves
 // git over git-http-backend and validates every check-run request. Real
-// git, real run dirs, the real queue. Not included: the sandbox (off, as
+// git, real run dirs, the real queue, and serve's own GitHub adapter
+// (ghserver: redaction, the checks publisher, the metrics listener, the
+// run page's report.md), built as serve builds it (serverOptions says what
+// it leaves out). Not included: the sandbox (off, as
 // `serve --insecure-no-sandbox`; serve then keeps no pool of warm
 // worktrees either, so every run checks out its own) and the HTTP webhook
 // in front of Accept (bench/webhook measures that).

@@ -7,13 +7,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/kilroy-bot/kilroy-bot/bench/internal/appsrv"
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/kilroy-bot/kilroy-bot/ghapp"
 	"github.com/kilroy-bot/kilroy-bot/ghapp/ghapptest"
+	"github.com/kilroy-bot/kilroy-bot/ghserver"
+	"github.com/kilroy-bot/kilroy-bot/metrics"
 	"github.com/kilroy-bot/kilroy-bot/queue"
 	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/gitops"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
+	"github.com/kilroy-bot/kilroy-bot/runpage"
 	"github.com/kilroy-bot/kilroy-bot/server"
 )
 
@@ -50,19 +54,7 @@ func startReplica(b *testing.B, gh *ghapptest.Server, app *ghapp.App, opts queue
 	}
 	b.Cleanup(func() { _ = q.Close() })
 	r.q = q
-	host := sandbox.HostEnv()
-	host["HOME"] = filepath.Join(r.dataDir, "node-home")
-	r.srv, err = server.NewServer(server.ServerOptions{
-		DataDir: r.dataDir, Queue: q, Env: runner.EnvInputs{Host: host},
-		GitHub: func(ctx context.Context, id int64) (server.GitHub, error) {
-			return appsrv.GitHub{C: app.Installation(ctx, id)}, nil
-		},
-		NewReporter: appsrv.Reporters(app),
-		Tokens: func(_ context.Context, id int64, repo string) (gitops.TokenSource, func(context.Context) error, error) {
-			rt := app.RepoTokens(id, repo, nil)
-			return gitops.TokenSource(rt.Token), rt.Revoke, nil
-		},
-	})
+	r.srv, err = server.NewServer(serverOptions(b, gh, app, r.dataDir, q))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -85,15 +77,57 @@ func startReplica(b *testing.B, gh *ghapptest.Server, app *ghapp.App, opts queue
 	return r
 }
 
+// serverOptions are a replica's server options, wired as serve wires them
+// without the sandbox: its GitHub and check reporters are serve's adapter
+// (ghserver), with a redactor built as serve builds it, its own metrics, and
+// run links signed as serve signs them. Left out of what serve passes the
+// adapter: the banner of a server without a sandbox (a warning at the top
+// of each summary, which serve builds from its configuration).
+func serverOptions(tb testing.TB, fake *ghapptest.Server, app *ghapp.App, dataDir string, q *queue.Queue) server.ServerOptions {
+	tb.Helper()
+	host := sandbox.HostEnv()
+	host["HOME"] = filepath.Join(dataDir, "node-home")
+	m, err := metrics.New(prometheus.NewRegistry(), metrics.Options{QueueDepth: q.Depth, IntakeDepth: q.IntakeDepth})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	keys, err := runpage.NewKeys([]byte(webhookSecret))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	gh, err := ghserver.New(ghserver.Options{
+		App: app, Redactor: ghserver.NewRedactor(dataDir,
+			append([]string{webhookSecret, string(fake.PrivateKeyPEM())}, sandbox.HostSecrets(sandbox.HostEnv())...)...), Metrics: m,
+		DataDir: dataDir, WebURL: "https://github.com",
+		RunURL: func(id string) string { return "https://kilroy.example" + keys.Path(id) },
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return server.ServerOptions{
+		DataDir: dataDir, Queue: q, Env: runner.EnvInputs{Host: host},
+		GitHub:      gh.GitHub,
+		NewReporter: gh.NewReporter,
+		Tokens: func(_ context.Context, id int64, repo string) (gitops.TokenSource, func(context.Context) error, error) {
+			rt := app.RepoTokens(id, repo, nil)
+			return gitops.TokenSource(rt.Token), rt.Revoke, nil
+		},
+	}
+}
+
+// webhookSecret stands for serve's webhook secret: the redactor hides it
+// and run links are signed with it.
+const webhookSecret = "bench-webhook-secret"
+
 func prKey(repo string, pr int) string { return fmt.Sprintf("%s#%d", repo, pr) }
 
 // newApp is the App of the fake GitHub.
-func newApp(b *testing.B, gh *ghapptest.Server) *ghapp.App {
-	b.Helper()
+func newApp(tb testing.TB, gh *ghapptest.Server) *ghapp.App {
+	tb.Helper()
 	app, err := ghapp.NewApp(ghapp.Options{AppID: gh.AppID(), PrivateKeyPEM: gh.PrivateKeyPEM(),
 		BaseURL: gh.APIURL(), HTTPClient: gh.Client()})
 	if err != nil {
-		b.Fatal(err)
+		tb.Fatal(err)
 	}
 	return app
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/checks"
+	"github.com/kilroy-bot/kilroy-bot/ghserver"
 	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/agent"
 	"github.com/kilroy-bot/kilroy-bot/runner/image"
@@ -316,7 +317,7 @@ func execute(ctx context.Context, stdout, stderr io.Writer, prep *runner.Prepare
 	}
 	rec := checks.NewRecorder(prep.Pipeline, info)
 	if history != nil {
-		rec.Seed(priorOf(history))
+		rec.Seed(ghserver.Prior(history))
 	}
 	o.Listener = rec
 	res, err := prep.Execute(ctx, o)
@@ -328,7 +329,7 @@ func execute(ctx context.Context, stdout, stderr io.Writer, prep *runner.Prepare
 		return 1
 	}
 	report := checks.LocalReport(rec.View(), checks.RenderOptions{
-		OutputTail: nodeOutputTail,
+		OutputTail: ghserver.OutputTail,
 	})
 	if werr := os.WriteFile(prep.Dir.Report(), []byte(report), 0o644); werr != nil {
 		fmt.Fprintf(stderr, "kilroy-bot: write report.md: %v\n", werr)
@@ -351,19 +352,6 @@ func finishProgress(stderr io.Writer, prep *runner.Prepared, res *attractor.RunR
 	if ferr := prep.Finish(runner.EndOf(res, err)); ferr != nil {
 		fmt.Fprintf(stderr, "kilroy-bot: %v\n", ferr)
 	}
-}
-
-// priorOf hands the checks what the runner read of an interrupted run.
-func priorOf(h *runner.History) checks.Prior {
-	var p checks.Prior
-	for _, n := range h.Nodes {
-		p.Nodes = append(p.Nodes, checks.PriorNode{ID: n.ID, Visits: n.Visits, Attempts: n.Attempts,
-			Duration: n.Duration, Outcome: n.Outcome, CheckpointSHA: n.CheckpointSHA, Dir: n.Dir, Usage: n.Usage})
-	}
-	for _, e := range h.Edges {
-		p.Edges = append(p.Edges, checks.PriorEdge{From: e.From, To: e.To, Method: e.Method})
-	}
-	return p
 }
 
 func reportSetupError(stderr io.Writer, err error) int {
@@ -418,36 +406,6 @@ func (noHuman) Ask(_ context.Context, q attractor.Question) (attractor.Answer, e
 // instead of saying how to answer it.
 func isTerminal(f *os.File) bool {
 	return isatty.IsTerminal(f.Fd())
-}
-
-// nodeOutputTail reads the end of a node's logs for the report: only the
-// last outputTailBytes of each, since a log may be megabytes long.
-func nodeOutputTail(_, dir string) string {
-	var b strings.Builder
-	for _, name := range []string{"stdout.log", "stderr.log"} {
-		b.Write(fileTail(filepath.Join(dir, name), outputTailBytes))
-	}
-	return b.String()
-}
-
-const outputTailBytes = 4096
-
-// fileTail returns up to n bytes from the end of path, nil when unreadable.
-func fileTail(path string, n int64) []byte {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil
-	}
-	data := make([]byte, min(n, st.Size()))
-	if _, err := f.ReadAt(data, st.Size()-int64(len(data))); err != nil && !errors.Is(err, io.EOF) {
-		return nil
-	}
-	return data
 }
 
 // unseenLine says in one line that edits under .kilroy/ are not in the

@@ -19,11 +19,11 @@ import (
 
 	"github.com/kilroy-bot/kilroy-bot/checks"
 	"github.com/kilroy-bot/kilroy-bot/ghapp"
+	"github.com/kilroy-bot/kilroy-bot/ghserver"
 	"github.com/kilroy-bot/kilroy-bot/metrics"
 	"github.com/kilroy-bot/kilroy-bot/queue"
 	"github.com/kilroy-bot/kilroy-bot/runner/sandbox"
 	"github.com/kilroy-bot/kilroy-bot/runpage"
-	appserver "github.com/kilroy-bot/kilroy-bot/server"
 	"github.com/kilroy-bot/kilroy-bot/webhook"
 	"github.com/kilroy-bot/kilroy-bot/webhook/redeliver"
 )
@@ -209,8 +209,8 @@ func wireServe(ctx context.Context, cfg serveConfig, wiring appWiring) (deps ser
 		return deps, err
 	}
 	w := wired{Config: cfg, Logger: logger, RunURL: runURL(cfg.PublicURL, keys)}
-	w.Redactor = checks.NewRedactor(append([]string{string(cfg.WebhookSecret), string(cfg.PrivateKey)},
-		sandbox.HostSecrets(sandbox.HostEnv())...)...).WithPaths(appserver.DataDirShown, dataDirPaths(cfg.DataDir)...)
+	w.Redactor = ghserver.NewRedactor(cfg.DataDir, append([]string{string(cfg.WebhookSecret), string(cfg.PrivateKey)},
+		sandbox.HostSecrets(sandbox.HostEnv())...)...)
 
 	w.Queue, err = openQueueWaiting(ctx, queue.Options{
 		DataDir: cfg.DataDir, DatabaseURL: string(cfg.DatabaseURL), Workers: cfg.Workers, Logger: logger,
@@ -357,20 +357,4 @@ func loggerFrom(ctx context.Context) *slog.Logger {
 		return l
 	}
 	return slog.New(slog.DiscardHandler)
-}
-
-// dataDirPaths are the ways a message may spell the data dir: absolute,
-// and with links resolved. Whatever reaches GitHub through the Redactor
-// (checks, comments) shows appserver.DataDirShown instead (DESIGN §5: no
-// host path of the data dir in anything posted).
-func dataDirPaths(dir string) []string {
-	abs, err := filepath.Abs(dir)
-	if err != nil {
-		return nil
-	}
-	out := []string{abs}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		out = append(out, real)
-	}
-	return out
 }

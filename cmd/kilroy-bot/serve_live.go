@@ -4,16 +4,12 @@ import (
 	"context"
 	"net/http"
 	"net/url"
-	"path/filepath"
-	"strings"
 
-	"github.com/kilroy-bot/kilroy-bot/attractor/safefile"
 	"github.com/kilroy-bot/kilroy-bot/runpage"
 )
 
 // The live run page: the event stream of /runs/{id}/live and the script
-// that reads it (runpage/live.go), and the output tail the checks show of
-// a node while it runs.
+// that reads it (runpage/live.go).
 
 // runStream serves /runs/{id}/live?t=TOKEN, the run page's event stream,
 // with the page's own token rule. Streams end when the server shuts down
@@ -62,23 +58,4 @@ func (s *server) streamsCtx() context.Context {
 func (s *server) stopStreams() {
 	s.streamsCtx()
 	s.endStreams()
-}
-
-// liveOutputTail is the end of a node's output for its checks, while it
-// runs as when it failed: its stdout.log and stderr.log, or when it wrote
-// neither (an agent node), its transcript so far made readable.
-func liveOutputTail(node, dir string) string {
-	if out := nodeOutputTail(node, dir); strings.TrimSpace(out) != "" {
-		return out
-	}
-	for _, name := range runpage.TranscriptFiles {
-		data, err := safefile.TailPath(filepath.Join(dir, name), 4*outputTailBytes)
-		if err == nil && len(data) > 0 {
-			if i := strings.IndexByte(string(data), '\n'); i >= 0 && len(data) == 4*outputTailBytes {
-				data = data[i+1:] // the first line was cut
-			}
-			return runpage.TranscriptText(data)
-		}
-	}
-	return ""
 }

@@ -42,7 +42,10 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 	}
 	env := runner.EnvInputs{Host: host, SecretNames: botSecretNames, SecretValues: secretValues(w.Config), Sandbox: sb}
 	web := webURL(w.Config.GitHubURL)
-	reporters := &reporterFactory{w: w, web: web}
+	gh, err := githubAdapter(w, web)
+	if err != nil {
+		return runSide{}, err
+	}
 	// Validated when the policy was decoded; nil places no error.
 	caps, err := w.Config.Policy.Limits.caps(nil)
 	if err != nil {
@@ -63,12 +66,10 @@ func buildRunSide(ctx context.Context, w wired) (runSide, error) {
 		return runSide{}, err
 	}
 	srv, err := appserver.NewServer(appserver.ServerOptions{
-		DataDir: w.Config.DataDir,
-		Queue:   w.Queue,
-		GitHub: func(ctx context.Context, id int64) (appserver.GitHub, error) {
-			return &githubAPI{c: w.App.Installation(ctx, id), reporters: reporters}, nil
-		},
-		NewReporter: reporters.New,
+		DataDir:     w.Config.DataDir,
+		Queue:       w.Queue,
+		GitHub:      gh.GitHub,
+		NewReporter: gh.NewReporter,
 		Tokens: func(_ context.Context, id int64, repo string) (gitops.TokenSource, func(context.Context) error, error) {
 			// Minted lazily, right before each fetch and push; revoked
 			// when the run or event ends.
