@@ -40,20 +40,7 @@ func TestReleaseGoInstallAtTag(t *testing.T) {
 	// A version no release will have, and no other test process uses.
 	version := fmt.Sprintf("v0.9.9-installtest.%d", os.Getpid())
 	tmp := t.TempDir()
-	clone := filepath.Join(tmp, "clone")
-	git := func(dir string, args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GIT_") }),
-			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
-			"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.invalid")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Skipf("git %s: %v (not a checkout?): %s", strings.Join(args, " "), err, out)
-		}
-	}
-	git("..", "clone", "--quiet", "--no-hardlinks", ".", clone)
-	git(clone, "tag", version)
+	clone := taggedClone(t, tmp, version)
 
 	goEnv := func(name string) string {
 		out, err := exec.Command("go", "env", name).Output()

@@ -84,20 +84,7 @@ func TestReleaseBuildPrintsTag(t *testing.T) {
 	tmp := t.TempDir()
 	check = strings.ReplaceAll(check, "/tmp/kilroy-bot", filepath.Join(tmp, "kilroy-bot"))
 
-	clone := filepath.Join(tmp, "clone")
-	git := func(dir string, args ...string) {
-		t.Helper()
-		cmd := exec.Command("git", args...)
-		cmd.Dir = dir
-		cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GIT_") }),
-			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
-			"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.invalid")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Skipf("git %s: %v (not a checkout?): %s", strings.Join(args, " "), err, out)
-		}
-	}
-	git("..", "clone", "--quiet", "--no-hardlinks", ".", clone)
-	git(clone, "tag", "v0.9.9")
+	clone := taggedClone(t, tmp, "v0.9.9")
 
 	cmd := exec.Command("bash", "-c", "set -eo pipefail\n"+check)
 	cmd.Dir = clone
@@ -111,4 +98,25 @@ func TestReleaseBuildPrintsTag(t *testing.T) {
 		b, _ := exec.Command(filepath.Join(tmp, "kilroy-bot"), "version").CombinedOutput()
 		t.Fatalf("the release build check failed: %v\n%s\nversion says: %s", err, out.String(), b)
 	}
+}
+
+// taggedClone clones this checkout into dir/clone and tags its head with
+// version; it skips the test when this is not a git checkout.
+func taggedClone(t *testing.T, dir, version string) string {
+	t.Helper()
+	clone := filepath.Join(dir, "clone")
+	git := func(dir string, args ...string) {
+		t.Helper()
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "GIT_") }),
+			"GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull,
+			"GIT_COMMITTER_NAME=Test", "GIT_COMMITTER_EMAIL=test@example.invalid")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Skipf("git %s: %v (not a checkout?): %s", strings.Join(args, " "), err, out)
+		}
+	}
+	git("..", "clone", "--quiet", "--no-hardlinks", ".", clone)
+	git(clone, "tag", version)
+	return clone
 }
