@@ -416,7 +416,9 @@ func cliMatrix(shell shellTool) []cliCase {
 		{name: "turn limit", turns: []agenttest.Turn{shell.turn("echo still working")}, wantClasses: []string{be}, wantRun: be, wantReason: "turn limit"},
 		// The timeout must outlast the CLI's start and first model call:
 		// 4 s did not on a machine at load 12 (Claude Code made no call).
-		{name: "timeout", turns: []agenttest.Turn{{Text: "halfway there", Calls: []agenttest.Call{shell.call("sleep 60")}}},
+		// The tool call blocks until killed; Claude Code 2.1 ends a
+		// foreground `sleep 60` at once, and then loops to its turn limit.
+		{name: "timeout", turns: []agenttest.Turn{{Text: "halfway there", Calls: []agenttest.Call{shell.call("tail -f /dev/null")}}},
 			noRetry: true, nodeAttrs: `, timeout="12s"`, wantClasses: []string{ti}, wantRun: ti, wantReason: "timed out", wantKept: "halfway there"},
 		// The model keeps asking for tools; limits.max_tokens stops the
 		// agent within one model call of the budget.
