@@ -90,11 +90,11 @@ func Detect(program string) string {
 		return ""
 	}
 	for _, p := range []string{program, real} {
-		i := strings.LastIndex(p, "/node_modules/")
-		if i <= 0 {
+		tree, ok := sandbox.NodeModulesTree(p)
+		if !ok || tree == "/node_modules" {
 			continue
 		}
-		prefix := p[:i]
+		prefix := filepath.Dir(tree)
 		if fi, err := os.Stat(filepath.Join(prefix, "bin", "node")); err == nil && fi.Mode().IsRegular() {
 			return prefix
 		}

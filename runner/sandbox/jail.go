@@ -396,9 +396,21 @@ func programFiles(path string) []string {
 		out = append(out, real)
 	}
 	for _, p := range []string{path, real} {
-		if i := strings.Index(p, "/node_modules/"); i >= 0 {
-			out = append(out, p[:i+len("/node_modules")])
+		if tree, ok := NodeModulesTree(p); ok {
+			out = append(out, tree)
 		}
 	}
 	return out
+}
+
+// NodeModulesTree is the outermost node_modules directory path p lies in:
+// the tree an npm-installed program resolves its packages into (a
+// package's own nested node_modules is part of it). ok is false when p is
+// in none.
+func NodeModulesTree(p string) (tree string, ok bool) {
+	i := strings.Index(p, "/node_modules/")
+	if i < 0 {
+		return "", false
+	}
+	return p[:i+len("/node_modules")], true
 }

@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 )
@@ -98,8 +97,8 @@ func readLinkRoots(d string) []string {
 			continue
 		}
 		root := filepath.Dir(target)
-		if i := strings.LastIndex(target, "/node_modules/"); i >= 0 {
-			root = target[:i+len("/node_modules")]
+		if tree, ok := NodeModulesTree(target); ok {
+			root = tree
 		}
 		if root != "/" && !hostOnly(root) && !slices.Contains(roots, root) {
 			roots = append(roots, root)
