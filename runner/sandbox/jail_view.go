@@ -183,7 +183,7 @@ func (j *Jail) jailed(c Cmd, argv []string) jailed {
 		}
 		val = v.rewrite(val)
 		if k == "HOME" {
-			if _, inRoot := v.inDst(val); inRoot {
+			if v.inDst(val) {
 				home = val
 			}
 			continue
@@ -203,17 +203,12 @@ func (j *Jail) jailed(c Cmd, argv []string) jailed {
 }
 
 // inDst reports whether p, a path in the jail, lies in a root's dst.
-func (v pathView) inDst(p string) (string, bool) {
+func (v pathView) inDst(p string) bool {
 	if !filepath.IsAbs(p) {
-		return "", false
+		return false
 	}
 	p = filepath.Clean(p)
-	for _, pp := range v {
-		if within(p, pp.dst) {
-			return pp.dst, true
-		}
-	}
-	return "", false
+	return slices.ContainsFunc(v, func(pp pathPair) bool { return within(p, pp.dst) })
 }
 
 // reserved reports whether dst, a path in the jail, is one of the jail's
