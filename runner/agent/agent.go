@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"sync"
 
 	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/runner/agentrt"
@@ -51,12 +52,16 @@ type Deps struct {
 
 // Agent implements attractor.Agent over the configured backends.
 type Agent struct {
-	rt     *agentrt.Runtime // Config.Runtime; nil: none configured
-	cfg    Config
-	lim    Limits
-	deps   Deps
-	log    *slog.Logger
-	secret []string // every secret value, for env stripping and redaction
+	rt *agentrt.Runtime // Config.Runtime; nil: none configured
+	// detected are the runtimes found from where a host CLI resolves
+	// (Deps.DetectRuntime), by directory: one per directory, so the
+	// nodes that start together share one port of its programs.
+	detected sync.Map
+	cfg      Config
+	lim      Limits
+	deps     Deps
+	log      *slog.Logger
+	secret   []string // every secret value, for env stripping and redaction
 }
 
 var _ attractor.Agent = (*Agent)(nil)

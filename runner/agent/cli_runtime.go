@@ -63,12 +63,16 @@ func (a *Agent) runtimeFor(host string) *agentrt.Runtime {
 	if dir == "" {
 		return nil
 	}
+	if rt, ok := a.detected.Load(dir); ok {
+		return rt.(*agentrt.Runtime)
+	}
 	rt, err := agentrt.New(dir, a.deps.RuntimeCache)
 	if err != nil {
 		a.log.Warn("agent runtime not usable", "dir", dir, "err", err)
 		return nil
 	}
-	return rt
+	got, _ := a.detected.LoadOrStore(dir, rt)
+	return got.(*agentrt.Runtime)
 }
 
 // missingWhy says briefly what the image lacks.
