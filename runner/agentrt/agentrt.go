@@ -67,7 +67,7 @@ type Runtime struct {
 // and node_modules.
 func New(dir, cache string) (*Runtime, error) {
 	if !filepath.IsAbs(dir) {
-		return nil, fmt.Errorf("agent runtime %q: not an absolute path", dir)
+		return nil, fmt.Errorf("agent runtime %q: not an absolute path; give agents.runtime as an absolute directory", dir)
 	}
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {
@@ -140,7 +140,7 @@ func (r *Runtime) Invocation(name string) (Invocation, error) {
 	}
 	if info.interp == "" { // static: runs anywhere as it is
 		if script {
-			return Invocation{}, fmt.Errorf("agent runtime: %s is statically linked; only a dynamically linked node is supported", start)
+			return Invocation{}, fmt.Errorf("agent runtime: %s is statically linked; only a dynamically linked node is supported: copy the host's node there (scripts/install-agent-clis.sh DIR does)", start)
 		}
 		return Invocation{Argv: []string{inJail}, Binds: []sandbox.Bind{modules}}, nil
 	}
@@ -202,7 +202,7 @@ func isScript(p string) (bool, error) {
 			return true, nil
 		}
 	}
-	return false, fmt.Errorf("agent runtime: %s is a script run by %q, not node", p, strings.Join(fields, " "))
+	return false, fmt.Errorf("agent runtime: %s is a script run by %q, not node: the runtime serves npm CLIs only; use an image that has this CLI", p, strings.Join(fields, " "))
 }
 
 // port returns the directory holding a ported copy of program, named
