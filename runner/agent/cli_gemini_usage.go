@@ -17,11 +17,12 @@ import (
 // (~/.gemini/tmp/PROJECT/chats/session-*.jsonl under the isolated HOME,
 // a "gemini" record per call, written again with the same id as it
 // grows). geminiUsagePoll reads that file every geminiPollEvery while the
-// CLI runs and feeds each call's usage to the usage watch, which meters it
+// CLI runs (often: a fake or fast model answers several calls within
+// 100 ms, each of which the budget must see) and feeds each call's usage to the usage watch, which meters it
 // and stops the CLI at the budget. Its tokens: input counts the cached
 // ones too; thoughts are output.
 
-const geminiPollEvery = 100 * time.Millisecond
+const geminiPollEvery = 25 * time.Millisecond
 
 // Codex too prints usage only when its session ends (turn.completed), and
 // records a token_count event with the session's running total after
