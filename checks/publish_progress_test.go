@@ -2,7 +2,6 @@ package checks
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,33 +14,6 @@ import (
 	"github.com/kilroy-bot/kilroy-bot/ghapp"
 	"github.com/kilroy-bot/kilroy-bot/ghapp/ghapptest"
 )
-
-// summaryPatch is one PATCH of the summary check as the fake recorded it.
-type summaryPatch struct {
-	status, title, summary string
-}
-
-func summaryPatches(t *testing.T, r *ghapptest.CheckRun) []summaryPatch {
-	t.Helper()
-	var out []summaryPatch
-	for _, req := range r.Requests {
-		if req.Method != "PATCH" {
-			continue
-		}
-		var b struct {
-			Status string `json:"status"`
-			Output struct {
-				Title   string `json:"title"`
-				Summary string `json:"summary"`
-			} `json:"output"`
-		}
-		if err := json.Unmarshal([]byte(req.Body), &b); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, summaryPatch{b.Status, b.Output.Title, b.Output.Summary})
-	}
-	return out
-}
 
 // TestPublisherLiveProgress runs a node for a minute of the Publisher's
 // clock while it prints: without any engine event, the summary check shows
@@ -78,7 +50,7 @@ func TestPublisherLiveProgress(t *testing.T) {
 		fmt.Fprintf(f, "\x1b[32mstep %d\x1b[0m done\n", i)
 		f.Close()
 	}
-	patches := func() int { return len(summaryPatches(t, e.run("kilroy/ci"))) }
+	patches := func() int { return len(e.run("kilroy/ci").Patches()) }
 	// tick moves the clock to the end of the ticker's window, once the
 	// ticker has armed its timer for it.
 	tick := func() {
@@ -94,16 +66,16 @@ func TestPublisherLiveProgress(t *testing.T) {
 		before := patches()
 		tick()
 		waitFor(t, fmt.Sprintf("progress update %d", i), func() bool { return patches() > before })
-		got := summaryPatches(t, e.run("kilroy/ci"))
+		got := e.run("kilroy/ci").Patches()
 		last := got[len(got)-1]
 		elapsed := fmt.Sprintf("build (%ds)", 10*i)
-		if last.status != StatusInProgress || !strings.Contains(last.title, elapsed) {
-			t.Errorf("update %d: %s %q, want in_progress with %q", i, last.status, last.title, elapsed)
+		if last.Status != StatusInProgress || !strings.Contains(last.Title, elapsed) {
+			t.Errorf("update %d: %s %q, want in_progress with %q", i, last.Status, last.Title, elapsed)
 		}
-		if want := fmt.Sprintf("step %d done", i); !strings.Contains(last.summary, want) {
-			t.Errorf("update %d summary lacks the output tail %q:\n%s", i, want, last.summary)
+		if want := fmt.Sprintf("step %d done", i); !strings.Contains(last.Summary, want) {
+			t.Errorf("update %d summary lacks the output tail %q:\n%s", i, want, last.Summary)
 		}
-		if strings.ContainsRune(last.summary, 0x1b) {
+		if strings.ContainsRune(last.Summary, 0x1b) {
 			t.Errorf("update %d summary carries an escape sequence", i)
 		}
 	}
@@ -135,12 +107,12 @@ func TestPublisherLiveProgress(t *testing.T) {
 	printed(7)
 	tick() // t0+90s: past the limit
 	waitFor(t, "the update after the rate limit", func() bool { return patches() > sent })
-	after := summaryPatches(t, e.run("kilroy/ci"))
+	after := e.run("kilroy/ci").Patches()
 	if n := len(after) - sent; n != 1 {
 		t.Errorf("%d updates once the rate limit passed, want 1 with the latest state (no backlog)", n)
 	}
-	if last := after[len(after)-1]; !strings.Contains(last.summary, "step 7 done") || !strings.Contains(last.title, "build (1m30s)") {
-		t.Errorf("update after the rate limit shows %q and a tail without step 7: not the latest state", last.title)
+	if last := after[len(after)-1]; !strings.Contains(last.Summary, "step 7 done") || !strings.Contains(last.Title, "build (1m30s)") {
+		t.Errorf("update after the rate limit shows %q and a tail without step 7: not the latest state", last.Title)
 	}
 
 	// The node and the run end; the ticker's next window must not send
@@ -150,13 +122,13 @@ func TestPublisherLiveProgress(t *testing.T) {
 	d.finish(runVetFailed)
 	mustOK(t, pub.Close(t.Context()))
 	e.clock.Advance(3 * DefaultThrottle)
-	got := summaryPatches(t, e.run("kilroy/ci"))
-	if last := got[len(got)-1]; last.status != StatusCompleted {
-		t.Errorf("last summary update is %s %q, want the completion", last.status, last.title)
+	got := e.run("kilroy/ci").Patches()
+	if last := got[len(got)-1]; last.Status != StatusCompleted {
+		t.Errorf("last summary update is %s %q, want the completion", last.Status, last.Title)
 	}
 	for i, u := range got {
-		if u.status == StatusCompleted && i != len(got)-1 {
-			t.Errorf("update %d after the completion: %s %q", len(got)-1-i, got[len(got)-1].status, got[len(got)-1].title)
+		if u.Status == StatusCompleted && i != len(got)-1 {
+			t.Errorf("update %d after the completion: %s %q", len(got)-1-i, got[len(got)-1].Status, got[len(got)-1].Title)
 		}
 	}
 	if sum := e.run("kilroy/ci"); sum.Conclusion != ConclusionFailure || strings.Contains(sum.Summary, "Running now") {

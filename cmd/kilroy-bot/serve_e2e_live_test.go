@@ -29,41 +29,13 @@ func tickingDOT(n int, step string) string {
 `, n, step)
 }
 
-// checkPatch is one accepted PATCH of a check run, decoded.
-type checkPatch struct {
-	at                     time.Time
-	status, title, summary string
-}
-
-func checkPatches(t *testing.T, r *ghapptest.CheckRun) []checkPatch {
-	t.Helper()
-	var out []checkPatch
-	for _, req := range r.Requests {
-		if req.Method != http.MethodPatch {
-			continue
-		}
-		var b struct {
-			Status string `json:"status"`
-			Output struct {
-				Title   string `json:"title"`
-				Summary string `json:"summary"`
-			} `json:"output"`
-		}
-		if err := json.Unmarshal([]byte(req.Body), &b); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, checkPatch{req.At, b.Status, b.Output.Title, b.Output.Summary})
-	}
-	return out
-}
-
 // progressPatches are the updates of a check that change nothing but its
 // progress: in_progress after in_progress. Status changes (going
 // in_progress, completing) are never held back and are not counted.
-func progressPatches(ps []checkPatch) []checkPatch {
-	var out []checkPatch
+func progressPatches(ps []ghapptest.CheckRunRequest) []ghapptest.CheckRunRequest {
+	var out []ghapptest.CheckRunRequest
 	for i := 1; i < len(ps); i++ {
-		if ps[i].status == checks.StatusInProgress && ps[i-1].status == checks.StatusInProgress {
+		if ps[i].Status == checks.StatusInProgress && ps[i-1].Status == checks.StatusInProgress {
 			out = append(out, ps[i])
 		}
 	}
@@ -77,17 +49,17 @@ const sendSlack = 100 * time.Millisecond
 
 // assertSpaced fails for two progress updates of one check closer than
 // every (less sendSlack), and for any update after the completion.
-func assertSpaced(t *testing.T, name string, ps []checkPatch, every time.Duration) {
+func assertSpaced(t *testing.T, name string, ps []ghapptest.CheckRunRequest, every time.Duration) {
 	t.Helper()
 	prog := progressPatches(ps)
 	for i := 1; i < len(prog); i++ {
-		if gap := prog[i].at.Sub(prog[i-1].at); gap < every-sendSlack {
-			t.Errorf("%s: progress updates %v apart (%q, %q), want at most one per %v", name, gap, prog[i-1].title, prog[i].title, every)
+		if gap := prog[i].At.Sub(prog[i-1].At); gap < every-sendSlack {
+			t.Errorf("%s: progress updates %v apart (%q, %q), want at most one per %v", name, gap, prog[i-1].Title, prog[i].Title, every)
 		}
 	}
 	for i, p := range ps {
-		if p.status == checks.StatusCompleted && i != len(ps)-1 {
-			t.Errorf("%s: update %q after the completion", name, ps[len(ps)-1].title)
+		if p.Status == checks.StatusCompleted && i != len(ps)-1 {
+			t.Errorf("%s: update %q after the completion", name, ps[len(ps)-1].Title)
 		}
 	}
 }
@@ -122,16 +94,16 @@ func TestServeE2ELiveProgress60s(t *testing.T) {
 	if sum.Conclusion != "success" {
 		t.Fatalf("kilroy/ci %s, want success:\n%s", sum.Conclusion, e.describeChecks())
 	}
-	ps := checkPatches(t, sum)
+	ps := sum.Patches()
 	assertSpaced(t, "kilroy/ci", ps, checks.DefaultThrottle)
 	var shown []string
 	for _, p := range progressPatches(ps) {
-		m := elapsedTitle.FindStringSubmatch(p.title)
+		m := elapsedTitle.FindStringSubmatch(p.Title)
 		if m == nil {
 			continue
 		}
-		if !strings.Contains(p.summary, "tick ") || strings.ContainsRune(p.summary, 0x1b) {
-			t.Errorf("update %q: summary without the cleaned output tail:\n%s", p.title, p.summary)
+		if !strings.Contains(p.Summary, "tick ") || strings.ContainsRune(p.Summary, 0x1b) {
+			t.Errorf("update %q: summary without the cleaned output tail:\n%s", p.Title, p.Summary)
 		}
 		shown = append(shown, m[1])
 	}
@@ -232,7 +204,7 @@ func TestServeE2ELiveProgressRateLimited(t *testing.T) {
 	e.deliver("pull_request", e.openPR("opened", pr{number: 1, sha: sha}))
 	e.waitFor("a progress update of the running build", func() bool {
 		runs := e.named(sha, "kilroy/ci")
-		return len(runs) > 0 && len(progressPatches(checkPatches(t, runs[0]))) > 0
+		return len(runs) > 0 && len(progressPatches(runs[0].Patches())) > 0
 	})
 	sum := e.named(sha, "kilroy/ci")[0]
 	path := fmt.Sprintf("/api/v3/repos/%s/check-runs/%d", e2eRepo, sum.ID)
@@ -252,20 +224,20 @@ func TestServeE2ELiveProgressRateLimited(t *testing.T) {
 	if sum.Conclusion != "success" {
 		t.Fatalf("kilroy/ci %s, want success", sum.Conclusion)
 	}
-	ps := checkPatches(t, sum)
-	var after []checkPatch
+	ps := sum.Patches()
+	var after []ghapptest.CheckRunRequest
 	for _, p := range ps {
-		if p.at.After(limitedAt) {
+		if p.At.After(limitedAt) {
 			after = append(after, p)
 		}
 	}
 	if len(after) == 0 {
 		t.Fatal("no update after the rate limit")
 	}
-	if gap := after[0].at.Sub(limitedAt); gap < 3*time.Second-sendSlack {
+	if gap := after[0].At.Sub(limitedAt); gap < 3*time.Second-sendSlack {
 		t.Errorf("the check was updated %v after a 429 with Retry-After: 3", gap)
 	}
-	if len(progressPatches(after)) == 0 && after[0].status != checks.StatusCompleted {
+	if len(progressPatches(after)) == 0 && after[0].Status != checks.StatusCompleted {
 		t.Errorf("no progress after the rate limit: %v", after)
 	}
 	assertSpaced(t, "kilroy/ci", ps, every)
@@ -295,8 +267,8 @@ func TestServeE2ELiveAgentTranscript(t *testing.T) {
 		if len(runs) == 0 {
 			return false
 		}
-		for _, p := range progressPatches(checkPatches(t, runs[0])) {
-			if strings.Contains(p.summary, "Waiting for the gate to open") && strings.Contains(p.summary, "shell") {
+		for _, p := range progressPatches(runs[0].Patches()) {
+			if strings.Contains(p.Summary, "Waiting for the gate to open") && strings.Contains(p.Summary, "shell") {
 				return true
 			}
 		}

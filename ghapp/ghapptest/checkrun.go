@@ -3,6 +3,7 @@ package ghapptest
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
@@ -53,6 +54,33 @@ type CheckRunRequest struct {
 	Method string // POST or PATCH
 	Body   string
 	At     time.Time // when the fake received it
+	// Status, Title and Summary are the body's, decoded; "" where it has
+	// none.
+	Status, Title, Summary string
+}
+
+// request records body, decoded as b, as received at at.
+func request(method string, body []byte, b *checkRunBody, at time.Time) CheckRunRequest {
+	req := CheckRunRequest{Method: method, Body: string(body), At: at}
+	if b.Status != nil {
+		req.Status = *b.Status
+	}
+	if b.Output != nil {
+		req.Title, req.Summary = b.Output.Title, b.Output.Summary
+	}
+	return req
+}
+
+// Patches are cr's accepted PATCH requests, in order: the updates of a
+// check run that live progress and completion make.
+func (cr *CheckRun) Patches() []CheckRunRequest {
+	var out []CheckRunRequest
+	for _, r := range cr.Requests {
+		if r.Method == http.MethodPatch {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // clone copies cr deeply enough that the caller may keep it while the bot

@@ -47,7 +47,7 @@ func (s *Server) createCheckRun(w http.ResponseWriter, r *http.Request) error {
 	defer s.mu.Unlock()
 	cr := &CheckRun{ID: s.nextIDLocked(), HeadSHA: sha, Status: "queued", StartedAt: now}
 	cr.apply(b, now)
-	cr.Requests = append(cr.Requests, CheckRunRequest{Method: r.Method, Body: string(body), At: at})
+	cr.Requests = append(cr.Requests, request(r.Method, body, b, at))
 	rs.checks = append(rs.checks, cr)
 	return writeJSON(w, http.StatusCreated, s.checkRunJSONLocked(rs, cr))
 }
@@ -70,7 +70,7 @@ func (s *Server) updateCheckRun(w http.ResponseWriter, r *http.Request) error {
 		return errNotFound()
 	}
 	cr.apply(b, at.UTC().Truncate(time.Second))
-	cr.Requests = append(cr.Requests, CheckRunRequest{Method: r.Method, Body: string(body), At: at})
+	cr.Requests = append(cr.Requests, request(r.Method, body, b, at))
 	return writeJSON(w, http.StatusOK, s.checkRunJSONLocked(rs, cr))
 }
 
