@@ -4,6 +4,7 @@ import (
 	"context"
 	"debug/elf"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,36 +83,54 @@ func TestImageJailShowsTheImageNotTheHost(t *testing.T) {
 }
 
 // A link of the image where the jail mounts something (/tmp, HOME's
-// parent, /proc) does not take the mount anywhere else: bubblewrap makes
-// its mount points through the image's paths, and a link there, followed,
-// would lead to the image's /etc, or to the host's root as bubblewrap
-// sees it while it builds the jail (/oldroot), where it would make
-// directories of the host. The jail gets plain directories there instead.
+// parent, /proc, /kilroy, /dev) does not take the mount anywhere else:
+// bubblewrap makes its mount points through the image's paths, and a link
+// there, followed, would lead to the image's /etc, or to the host's root
+// as bubblewrap sees it while it builds the jail (/oldroot), where it
+// would make directories of the host. The jail gets plain directories
+// there instead, on a tree as unpacked before the store added mount
+// points and on one it added them to (AddMountPoints), which adds nothing
+// through a link.
 func TestImageJailLinksAtMountPointsLeadNowhere(t *testing.T) {
-	host := t.TempDir()
-	s, root := imageSandbox(t, func(root string) {
-		for link, target := range map[string]string{
-			"tmp": "/etc", "home": "/oldroot" + host, "proc": "/oldroot/proc", "var": "/oldroot" + host,
-		} {
-			os.RemoveAll(filepath.Join(root, link))
-			if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
-				t.Fatal(err)
+	for _, prepared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prepared=%v", prepared), func(t *testing.T) {
+			host := t.TempDir()
+			s, root := imageSandbox(t, func(root string) {
+				for link, target := range map[string]string{
+					"tmp": "/etc", "home": "/oldroot" + host, "proc": "/oldroot/proc", "var": "/oldroot" + host,
+					"kilroy": "/oldroot" + host, "dev": "/oldroot" + host,
+				} {
+					os.RemoveAll(filepath.Join(root, link))
+					if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if prepared {
+					if _, err := AddMountPoints(root); err != nil {
+						t.Fatal(err)
+					}
+				}
+			})
+			j := NodeJail(s, HostEnv(), t.TempDir(), t.TempDir(), t.TempDir(), "")
+			res, out := imageRun(t, s, j, `
+				[ "$(readlink /var/tmp)" = /tmp ] || echo "/var/tmp is no link to /tmp"
+				for d in /tmp /home /var $HOME /kilroy /dev; do [ -d $d ] && [ ! -L $d ] || echo "LINK $d"; done
+				echo t > /tmp/t && echo h > $HOME/h && echo v > /var/tmp/v && echo s > /kilroy/stage/s &&
+				echo n > /dev/null && ls /etc && ls /proc/self/ >/dev/null && echo ok`)
+			want := "group\npasswd\nssl\nok\n"
+			if prepared {
+				want = "group\npasswd\nresolv.conf\nssl\nok\n"
 			}
-		}
-	})
-	j := NodeJail(s, HostEnv(), t.TempDir(), "", "", "")
-	res, out := imageRun(t, s, j, `
-		[ "$(readlink /var/tmp)" = /tmp ] || echo "/var/tmp is no link to /tmp"
-		for d in /tmp /home /var $HOME; do [ -d $d ] && [ ! -L $d ] || echo "LINK $d"; done
-		echo t > /tmp/t && echo h > $HOME/h && echo v > /var/tmp/v && ls /etc && ls /proc/self/ >/dev/null && echo ok`)
-	if res.ExitCode != 0 || out != "group\npasswd\nssl\nok\n" {
-		t.Errorf("exit %d, output:\n%s", res.ExitCode, out)
-	}
-	if names, _ := os.ReadDir(host); len(names) != 0 {
-		t.Errorf("the jail made %v in a host directory an image link named", names)
-	}
-	if _, err := os.Lstat(filepath.Join(root, "etc", "t")); err == nil {
-		t.Errorf("a write to /tmp went to the image's /etc")
+			if res.ExitCode != 0 || out != want {
+				t.Errorf("exit %d, output:\n%s\nwant:\n%s", res.ExitCode, out, want)
+			}
+			if names, _ := os.ReadDir(host); len(names) != 0 {
+				t.Errorf("the jail made %v in a host directory an image link named", names)
+			}
+			if _, err := os.Lstat(filepath.Join(root, "etc", "t")); err == nil {
+				t.Errorf("a write to /tmp went to the image's /etc")
+			}
+		})
 	}
 }
 
