@@ -18,18 +18,29 @@ import (
 // jail's own mounts (the worktree, the stage directory, managed roots,
 // caches, HOME, /tmp, /proc, /dev) go on top of it.
 //
-// Those mounts need mount points, which the image may lack, and which a
-// read-only tree cannot take; and the image may have a symbolic link where
-// a mount goes, which bubblewrap would follow while it makes the mount. So
-// every mount point is placed by the bot first (imagePlan): a destination
-// whose every component is a real directory of the image (or, for a file
-// bind, ends in a regular file) is used as it is; otherwise the deepest
-// real directory on its way is "split": a small tmpfs replaces it, every
-// entry of the image's directory is bound (or recreated as the same link)
-// into it except the one on the way, and bwrap makes the rest of the path
-// as plain directories in the tmpfs. No link of the image is ever on the
-// way to a mount point, so no mount lands anywhere but where it is
-// named. Split directories are made read-only once their mounts are in.
+// Those mounts need mount points, which a read-only tree cannot take when
+// it lacks them; and the image may have a symbolic link where a mount
+// goes, which bubblewrap would follow while it makes the mount. The image
+// store gives every tree it unpacks the jail's mount points
+// (AddMountPoints, image_mountpoints.go), so that such a tree is bound
+// whole, but a tree unpacked before, or an image with a link or a file on
+// the way, lacks some. So every mount point is placed by the bot first
+// (imagePlan): a destination whose every component is a real directory of
+// the image (or, for a file bind, ends in a regular file; for a link, is
+// the same link) is used as it is; otherwise the deepest real directory
+// on its way is "split": a small tmpfs replaces it, every entry of the
+// image's directory is bound (or recreated as the same link) into it
+// except the one on the way, and bwrap makes the rest of the path as
+// plain directories in the tmpfs. No link of the image is ever on the way
+// to a mount point, so no mount lands anywhere but where it is named.
+// Split directories are made read-only once their mounts are in.
+//
+// /dev is the image's own directory, with the devices bound on its empty
+// files, when it has all of the jail's /dev mount points (a store's tree
+// does), else a tmpfs of its own as in the host jail. /var/tmp, a link to
+// /tmp in the host jail, is a private tmpfs where the image has it as a
+// directory (replacing it with the link would split /var), and the link
+// where the image has none (the store adds it).
 //
 // Identity. Only the jail user (JailUID) is mapped in the user namespace,
 // onto the bot's uid, and the store writes every file of an image as the

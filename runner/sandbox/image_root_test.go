@@ -45,8 +45,9 @@ func imageRun(t *testing.T, s *Sandbox, j *Jail, script string) (Result, string)
 // A jail on an image shows the image's tree, read-only, and not the
 // host's system directories: the marker the image has, none of the
 // host's programs or /etc, the image's Env under the stage variables, the
-// jail's own passwd, and the workspace, stage directory, /tmp and HOME
-// writable on top of it.
+// jail's own passwd, and the workspace, stage directory, /tmp, HOME and
+// /var/tmp (a directory of the image's: a private one) writable on top of
+// it.
 func TestImageJailShowsTheImageNotTheHost(t *testing.T) {
 	s, root := imageSandbox(t, nil)
 	before := treeListing(t, root)
@@ -58,7 +59,8 @@ func TestImageJailShowsTheImageNotTheHost(t *testing.T) {
 	j := NodeJail(s, HostEnv(), ws, stage, filepath.Join(run, "policy-managed-roots"), "")
 	res, out := imageRun(t, s, j, `
 		cat /opt/toolchain/marker /var/lib/dpkg/status
-		echo "var/tmp=$(readlink /var/tmp) home=$(echo $(ls /home))"
+		[ -L /var/tmp ] && echo "LINK /var/tmp"; echo v > /var/tmp/v
+		echo "var/tmp=$(cat /var/tmp/v) home=$(echo $(ls /home))"
 		for p in /usr/bin/bwrap /etc/os-release /etc/hostname; do [ -e $p ] && echo "HOST $p"; done
 		echo "var=$IMAGE_VAR stage=$KILROY_STAGE home=$HOME path=$PATH"
 		cat /etc/passwd | while read l; do case $l in kilroy:*) echo passwd-kilroy;; esac; done
@@ -68,7 +70,7 @@ func TestImageJailShowsTheImageNotTheHost(t *testing.T) {
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d:\n%s", res.ExitCode, out)
 	}
-	want := "FROM-THE-IMAGE\nDPKG\nvar/tmp=/tmp home=kilroy someone\nvar=from-image stage=x home=" + HomePath + " path=/usr/bin:/bin\npasswd-kilroy\nwrites-ok\n"
+	want := "FROM-THE-IMAGE\nDPKG\nvar/tmp=v home=kilroy someone\nvar=from-image stage=x home=" + HomePath + " path=/usr/bin:/bin\npasswd-kilroy\nwrites-ok\n"
 	if out != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
