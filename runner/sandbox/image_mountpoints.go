@@ -100,8 +100,20 @@ func AddMountPoints(root string) (added []string, err error) {
 }
 
 // addMountPoint makes mp below root, a directory descriptor, where it is
-// missing, and appends what it made to added.
+// missing, and appends what it made to added. A directory of the image
+// the bot may not write (a bot that is not root, and a mode without the
+// owner's write bit, which the store keeps) leaves mp out: the jail splits
+// around it, as on a tree unpacked before.
 func addMountPoint(root int, mp MountPoint, added []string) ([]string, error) {
+	added, err := makeMountPoint(root, mp, added)
+	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+		return added, nil
+	}
+	return added, err
+}
+
+// makeMountPoint is addMountPoint, but for its refusals.
+func makeMountPoint(root int, mp MountPoint, added []string) ([]string, error) {
 	names := strings.Split(strings.Trim(filepath.Clean(mp.Path), "/"), "/")
 	dir, err := unix.Dup(root)
 	if err != nil {
