@@ -262,3 +262,45 @@ func TestImageJailCaches(t *testing.T) {
 		t.Errorf("the cache write did not reach the run's caches: %q, %v", b, err)
 	}
 }
+
+// /var/tmp in an image jail: the image's link to /tmp is used as it is
+// (bubblewrap 0.8 refuses to make a link over one, so the jail makes
+// none), a directory there becomes a private tmpfs, and where the image
+// has nothing the jail makes the link. Each is writable, and nothing
+// reaches the image.
+func TestImageJailVarTmp(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(t *testing.T, varTmp string)
+		want string
+	}{
+		{name: "link", want: "link /tmp\n", edit: func(t *testing.T, varTmp string) {
+			if err := os.Symlink("/tmp", varTmp); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "directory", want: "dir\n", edit: func(t *testing.T, varTmp string) {}},
+		{name: "missing", want: "link /tmp\n", edit: func(t *testing.T, varTmp string) {}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, root := imageSandbox(t, func(root string) {
+				varTmp := filepath.Join(root, "var", "tmp")
+				if tc.name != "directory" {
+					os.RemoveAll(varTmp)
+				}
+				tc.edit(t, varTmp)
+			})
+			before := treeListing(t, root)
+			j := NodeJail(s, HostEnv(), t.TempDir(), "", "", "")
+			res, out := imageRun(t, s, j, `
+				if [ -L /var/tmp ]; then echo "link $(readlink /var/tmp)"; elif [ -d /var/tmp ]; then echo dir; fi
+				echo v > /var/tmp/v && [ "$(cat /var/tmp/v)" = v ] || echo "NOT WRITABLE"`)
+			if res.ExitCode != 0 || out != tc.want {
+				t.Errorf("exit %d, output %q, want %q", res.ExitCode, out, tc.want)
+			}
+			if after := treeListing(t, root); after != before {
+				t.Errorf("the image tree changed:\nbefore %s\nafter  %s", before, after)
+			}
+		})
+	}
+}
