@@ -45,10 +45,11 @@ import (
 
 // Where a runtime shows in a jail. JailLib is short: the loader's path
 // and the library path share the bytes of the host's loader name in each
-// ported program.
+// ported program. They are the sandbox's, which the image store gives
+// every image as mount points (sandbox.MountPoints).
 const (
-	JailDir = "/kilroy/agent-runtime"
-	JailLib = "/kilroy/lib"
+	JailDir = sandbox.AgentRuntimePath
+	JailLib = sandbox.AgentLibPath
 )
 
 // jailLoader is the ported programs' interpreter.
@@ -124,8 +125,8 @@ func (r *Runtime) Invocation(name string) (Invocation, error) {
 		return Invocation{}, err
 	}
 	rel, _ := filepath.Rel(filepath.Join(r.dir, "node_modules"), p)
-	inJail := filepath.Join(JailDir, "node_modules", rel)
-	modules := sandbox.Bind{Src: filepath.Join(r.dir, "node_modules"), Dst: filepath.Join(JailDir, "node_modules")}
+	inJail := filepath.Join(sandbox.AgentModulesPath, rel)
+	modules := sandbox.Bind{Src: filepath.Join(r.dir, "node_modules"), Dst: sandbox.AgentModulesPath}
 	script, err := isScript(p)
 	if err != nil {
 		return Invocation{}, err

@@ -83,6 +83,9 @@ func (s *Store) pull(ctx context.Context, ref Ref, hex string) error {
 	defer lock.Close()
 	defer removeTree(dir)
 	cfg, err := s.unpack(ctx, src, ref, filepath.Join(dir, rootfsDir))
+	if err == nil {
+		err = addMountPoints(filepath.Join(dir, rootfsDir), &cfg)
+	}
 	if err != nil {
 		return err
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -313,14 +315,27 @@ func pull(t testing.TB, s *Store, ref string) (*Image, error) {
 
 // listTree lists a directory's entries, one per line: the path, then
 // "/" for a directory, "-> target" for a link, "= content" for a file.
+// For an image's tree it lists the image's own: not the mount points the
+// store added, which its image.json lists (TestMountPoints checks them).
 func listTree(t testing.TB, root string) string {
 	t.Helper()
+	var added []string
+	if b, err := os.ReadFile(filepath.Join(filepath.Dir(root), metaFile)); err == nil {
+		var c Config
+		if err := json.Unmarshal(b, &c); err != nil {
+			t.Fatal(err)
+		}
+		added = c.MountPoints
+	}
 	var lines []string
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || p == root {
 			return err
 		}
 		rel, _ := filepath.Rel(root, p)
+		if slices.Contains(added, "/"+rel) {
+			return nil
+		}
 		switch {
 		case d.Type()&fs.ModeSymlink != 0:
 			target, _ := os.Readlink(p)

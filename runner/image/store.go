@@ -121,8 +121,11 @@ type Config struct {
 	Dropped int `json:"dropped,omitempty"`
 	// Cleared counts the files and directories whose setuid or setgid bit
 	// was removed.
-	Cleared int       `json:"cleared,omitempty"`
-	Pulled  time.Time `json:"pulled"`
+	Cleared int `json:"cleared,omitempty"`
+	// MountPoints are the paths the store added for the jail's mounts
+	// (addMountPoints): empty directories and files, and links.
+	MountPoints []string  `json:"mount_points,omitempty"`
+	Pulled      time.Time `json:"pulled"`
 }
 
 // Image is an unpacked image in use. Release it when the run is done, so

@@ -18,18 +18,29 @@ import (
 // jail's own mounts (the worktree, the stage directory, managed roots,
 // caches, HOME, /tmp, /proc, /dev) go on top of it.
 //
-// Those mounts need mount points, which the image may lack, and which a
-// read-only tree cannot take; and the image may have a symbolic link where
-// a mount goes, which bubblewrap would follow while it makes the mount. So
-// every mount point is placed by the bot first (imagePlan): a destination
-// whose every component is a real directory of the image (or, for a file
-// bind, ends in a regular file) is used as it is; otherwise the deepest
-// real directory on its way is "split": a small tmpfs replaces it, every
-// entry of the image's directory is bound (or recreated as the same link)
-// into it except the one on the way, and bwrap makes the rest of the path
-// as plain directories in the tmpfs. No link of the image is ever on the
-// way to a mount point, so no mount lands anywhere but where it is
-// named. Split directories are made read-only once their mounts are in.
+// Those mounts need mount points, which a read-only tree cannot take when
+// it lacks them; and the image may have a symbolic link where a mount
+// goes, which bubblewrap would follow while it makes the mount. The image
+// store gives every tree it unpacks the jail's mount points
+// (AddMountPoints, image_mountpoints.go), so that such a tree is bound
+// whole, but a tree unpacked before, or an image with a link or a file on
+// the way, lacks some. So every mount point is placed by the bot first
+// (imagePlan): a destination whose every component is a real directory of
+// the image (or, for a file bind, ends in a regular file; for a link, is
+// the same link) is used as it is; otherwise the deepest real directory
+// on its way is "split": a small tmpfs replaces it, every entry of the
+// image's directory is bound (or recreated as the same link) into it
+// except the one on the way, and bwrap makes the rest of the path as
+// plain directories in the tmpfs. No link of the image is ever on the way
+// to a mount point, so no mount lands anywhere but where it is named.
+// Split directories are made read-only once their mounts are in.
+//
+// /dev is the image's own directory, with the devices bound on its empty
+// files, when it has all of the jail's /dev mount points (a store's tree
+// does), else a tmpfs of its own as in the host jail. /var/tmp, a link to
+// /tmp in the host jail, is a private tmpfs where the image has it as a
+// directory (replacing it with the link would split /var), and the link
+// where the image has none (the store adds it).
 //
 // Identity. Only the jail user (JailUID) is mapped in the user namespace,
 // onto the bot's uid, and the store writes every file of an image as the
@@ -111,35 +122,50 @@ type imagePlan struct {
 	split map[string][]string
 }
 
-// imageMounts returns the mounts that show j's image, to go before
-// anything else of the jail: the tree at "/" (or split), a tmpfs at /dev
-// for the devices, and the directories to remount read-only once every
-// mount is made. ms are the jail's other mounts.
-func (j *Jail) imageMounts(ms []mount) (out []mount, readOnly []string, err error) {
+// imageView is how one jail shows its image (imageMounts).
+type imageView struct {
+	mounts   []mount  // the image's, before every other mount
+	jail     []mount  // the jail's own mounts, as the image takes them
+	readOnly []string // directories to remount read-only once every mount is in
+	links    []string // links of the jail's the image has already: bwrap makes none there
+}
+
+// imageMounts returns how j shows its image, ms being the jail's other
+// mounts: the tree at "/" (or split), and the jail's mounts adjusted to
+// it. A link of the jail's that the image has already, as it is, is left
+// out (bwrap 0.8 refuses to make a link where one exists); the /var/tmp
+// link to /tmp becomes a private tmpfs where the image has a real
+// directory there (one mount, where the link would split /var). /dev is
+// the image's own directory when it has every mount point and link of
+// devArgs and /dev/shm (a tree of the store has), else a tmpfs of its
+// own, made read-only once its devices are in.
+func (j *Jail) imageMounts(ms []mount) (v imageView, err error) {
 	im := j.Sandbox.image
 	rf, err := openAt(unix.AT_FDCWD, im.Root, unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
 	if err != nil {
-		return nil, nil, fmt.Errorf("sandbox: image %s: %w", im.Name, err)
+		return v, fmt.Errorf("sandbox: image %s: %w", im.Name, err)
 	}
 	defer func() {
 		if err != nil {
-			closeMounts(out)
-			out = nil
+			closeMounts(v.mounts)
+			v.mounts = nil
 		}
 	}()
 	p := &imagePlan{root: rf, path: im.Root, split: map[string][]string{}}
 	defer rf.Close()
-	for _, d := range destinations(ms) {
+	v.jail = p.adjust(ms)
+	for _, d := range destinations(v.jail) {
 		if err := p.place(d); err != nil {
-			return out, nil, err
+			return v, err
 		}
 	}
+	out := &v.mounts
 	if _, ok := p.split["/"]; !ok {
 		f, err := dupPath(rf)
 		if err != nil {
-			return out, nil, err
+			return v, err
 		}
-		out = append(out, mount{kind: mROBind, src: im.Root, dst: "/", fd: f})
+		*out = append(*out, mount{kind: mROBind, src: im.Root, dst: "/", fd: f})
 	}
 	dirs := slices.SortedFunc(func(yield func(string) bool) {
 		for d := range p.split {
@@ -155,15 +181,79 @@ func (j *Jail) imageMounts(ms []mount) (out []mount, readOnly []string, err erro
 	})
 	for _, d := range dirs {
 		if d != "/" {
-			out = append(out, mount{kind: mSplit, dst: d})
-			readOnly = append(readOnly, d)
+			*out = append(*out, mount{kind: mSplit, dst: d})
+			v.readOnly = append(v.readOnly, d)
 		}
-		if out, err = p.entries(out, d); err != nil {
-			return out, nil, err
+		if *out, err = p.entries(*out, d); err != nil {
+			return v, err
 		}
 	}
-	out = append(out, mount{kind: mSplit, dst: "/dev"})
-	return out, append(readOnly, "/dev"), nil
+	if links, ok := p.ownDev(); ok {
+		v.links = append(v.links, links...)
+	} else {
+		*out = append(*out, mount{kind: mSplit, dst: "/dev"})
+		v.readOnly = append(v.readOnly, "/dev")
+	}
+	if _, ok := p.split["/"]; ok {
+		// bwrap's own root holds the split entries: read-only last.
+		v.readOnly = append(v.readOnly, "/")
+	}
+	return v, nil
+}
+
+// adjust returns ms as the image takes them: without the links the image
+// has as they are, and with a tmpfs for /var/tmp where the image has a
+// directory there.
+func (p *imagePlan) adjust(ms []mount) []mount {
+	out := make([]mount, 0, len(ms))
+	for _, m := range ms {
+		if m.kind == mSymlink {
+			if p.fits(dest{path: m.dst, link: m.src}) {
+				continue
+			}
+			if m.dst == varTmp.Path && p.isDir(m.dst) {
+				m = mount{kind: mTmpfs, dst: m.dst}
+			}
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// ownDev reports whether the image's /dev can be the jail's: a real
+// directory with a regular file for every device of devArgs, each of
+// their links as it is, and a directory /dev/shm. links are those links.
+func (p *imagePlan) ownDev() (links []string, ok bool) {
+	ps, ok := devMountPoints()
+	if !ok || !p.isDir("/dev") || !p.isDir("/dev/shm") {
+		return nil, false
+	}
+	for _, mp := range ps {
+		if !p.fits(dest{path: mp.Path, link: mp.Link}) {
+			return nil, false
+		}
+		if mp.Link != "" {
+			links = append(links, mp.Path)
+		}
+	}
+	return links, true
+}
+
+// namespaceArgs are a (Sandbox.namespaceArgs) without the links v has
+// already.
+func (v imageView) namespaceArgs(a []string) []string {
+	if len(v.links) == 0 {
+		return a
+	}
+	out := make([]string, 0, len(a))
+	for i := 0; i < len(a); i++ {
+		if a[i] == "--symlink" && i+2 < len(a) && slices.Contains(v.links, a[i+2]) {
+			i += 2
+			continue
+		}
+		out = append(out, a[i])
+	}
+	return out
 }
 
 // destinations are the mount points ms need in the image, and /proc and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"debug/elf"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,8 +45,9 @@ func imageRun(t *testing.T, s *Sandbox, j *Jail, script string) (Result, string)
 // A jail on an image shows the image's tree, read-only, and not the
 // host's system directories: the marker the image has, none of the
 // host's programs or /etc, the image's Env under the stage variables, the
-// jail's own passwd, and the workspace, stage directory, /tmp and HOME
-// writable on top of it.
+// jail's own passwd, and the workspace, stage directory, /tmp, HOME and
+// /var/tmp (a directory of the image's: a private one) writable on top of
+// it.
 func TestImageJailShowsTheImageNotTheHost(t *testing.T) {
 	s, root := imageSandbox(t, nil)
 	before := treeListing(t, root)
@@ -57,7 +59,8 @@ func TestImageJailShowsTheImageNotTheHost(t *testing.T) {
 	j := NodeJail(s, HostEnv(), ws, stage, filepath.Join(run, "policy-managed-roots"), "")
 	res, out := imageRun(t, s, j, `
 		cat /opt/toolchain/marker /var/lib/dpkg/status
-		echo "var/tmp=$(readlink /var/tmp) home=$(echo $(ls /home))"
+		[ -L /var/tmp ] && echo "LINK /var/tmp"; echo v > /var/tmp/v
+		echo "var/tmp=$(cat /var/tmp/v) home=$(echo $(ls /home))"
 		for p in /usr/bin/bwrap /etc/os-release /etc/hostname; do [ -e $p ] && echo "HOST $p"; done
 		echo "var=$IMAGE_VAR stage=$KILROY_STAGE home=$HOME path=$PATH"
 		cat /etc/passwd | while read l; do case $l in kilroy:*) echo passwd-kilroy;; esac; done
@@ -67,7 +70,7 @@ func TestImageJailShowsTheImageNotTheHost(t *testing.T) {
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d:\n%s", res.ExitCode, out)
 	}
-	want := "FROM-THE-IMAGE\nDPKG\nvar/tmp=/tmp home=kilroy someone\nvar=from-image stage=x home=" + HomePath + " path=/usr/bin:/bin\npasswd-kilroy\nwrites-ok\n"
+	want := "FROM-THE-IMAGE\nDPKG\nvar/tmp=v home=kilroy someone\nvar=from-image stage=x home=" + HomePath + " path=/usr/bin:/bin\npasswd-kilroy\nwrites-ok\n"
 	if out != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)
 	}
@@ -82,36 +85,54 @@ func TestImageJailShowsTheImageNotTheHost(t *testing.T) {
 }
 
 // A link of the image where the jail mounts something (/tmp, HOME's
-// parent, /proc) does not take the mount anywhere else: bubblewrap makes
-// its mount points through the image's paths, and a link there, followed,
-// would lead to the image's /etc, or to the host's root as bubblewrap
-// sees it while it builds the jail (/oldroot), where it would make
-// directories of the host. The jail gets plain directories there instead.
+// parent, /proc, /kilroy, /dev) does not take the mount anywhere else:
+// bubblewrap makes its mount points through the image's paths, and a link
+// there, followed, would lead to the image's /etc, or to the host's root
+// as bubblewrap sees it while it builds the jail (/oldroot), where it
+// would make directories of the host. The jail gets plain directories
+// there instead, on a tree as unpacked before the store added mount
+// points and on one it added them to (AddMountPoints), which adds nothing
+// through a link.
 func TestImageJailLinksAtMountPointsLeadNowhere(t *testing.T) {
-	host := t.TempDir()
-	s, root := imageSandbox(t, func(root string) {
-		for link, target := range map[string]string{
-			"tmp": "/etc", "home": "/oldroot" + host, "proc": "/oldroot/proc", "var": "/oldroot" + host,
-		} {
-			os.RemoveAll(filepath.Join(root, link))
-			if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
-				t.Fatal(err)
+	for _, prepared := range []bool{false, true} {
+		t.Run(fmt.Sprintf("prepared=%v", prepared), func(t *testing.T) {
+			host := t.TempDir()
+			s, root := imageSandbox(t, func(root string) {
+				for link, target := range map[string]string{
+					"tmp": "/etc", "home": "/oldroot" + host, "proc": "/oldroot/proc", "var": "/oldroot" + host,
+					"kilroy": "/oldroot" + host, "dev": "/oldroot" + host,
+				} {
+					os.RemoveAll(filepath.Join(root, link))
+					if err := os.Symlink(target, filepath.Join(root, link)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if prepared {
+					if _, err := AddMountPoints(root); err != nil {
+						t.Fatal(err)
+					}
+				}
+			})
+			j := NodeJail(s, HostEnv(), t.TempDir(), t.TempDir(), t.TempDir(), "")
+			res, out := imageRun(t, s, j, `
+				[ "$(readlink /var/tmp)" = /tmp ] || echo "/var/tmp is no link to /tmp"
+				for d in /tmp /home /var $HOME /kilroy /dev; do [ -d $d ] && [ ! -L $d ] || echo "LINK $d"; done
+				echo t > /tmp/t && echo h > $HOME/h && echo v > /var/tmp/v && echo s > /kilroy/stage/s &&
+				echo n > /dev/null && ls /etc && ls /proc/self/ >/dev/null && echo ok`)
+			want := "group\npasswd\nssl\nok\n"
+			if prepared {
+				want = "group\npasswd\nresolv.conf\nssl\nok\n"
 			}
-		}
-	})
-	j := NodeJail(s, HostEnv(), t.TempDir(), "", "", "")
-	res, out := imageRun(t, s, j, `
-		[ "$(readlink /var/tmp)" = /tmp ] || echo "/var/tmp is no link to /tmp"
-		for d in /tmp /home /var $HOME; do [ -d $d ] && [ ! -L $d ] || echo "LINK $d"; done
-		echo t > /tmp/t && echo h > $HOME/h && echo v > /var/tmp/v && ls /etc && ls /proc/self/ >/dev/null && echo ok`)
-	if res.ExitCode != 0 || out != "group\npasswd\nssl\nok\n" {
-		t.Errorf("exit %d, output:\n%s", res.ExitCode, out)
-	}
-	if names, _ := os.ReadDir(host); len(names) != 0 {
-		t.Errorf("the jail made %v in a host directory an image link named", names)
-	}
-	if _, err := os.Lstat(filepath.Join(root, "etc", "t")); err == nil {
-		t.Errorf("a write to /tmp went to the image's /etc")
+			if res.ExitCode != 0 || out != want {
+				t.Errorf("exit %d, output:\n%s\nwant:\n%s", res.ExitCode, out, want)
+			}
+			if names, _ := os.ReadDir(host); len(names) != 0 {
+				t.Errorf("the jail made %v in a host directory an image link named", names)
+			}
+			if _, err := os.Lstat(filepath.Join(root, "etc", "t")); err == nil {
+				t.Errorf("a write to /tmp went to the image's /etc")
+			}
+		})
 	}
 }
 
@@ -239,5 +260,47 @@ func TestImageJailCaches(t *testing.T) {
 	}
 	if b, err := os.ReadFile(filepath.Join(caches, "gocache", "x")); err != nil || string(b) != "hit\n" {
 		t.Errorf("the cache write did not reach the run's caches: %q, %v", b, err)
+	}
+}
+
+// /var/tmp in an image jail: the image's link to /tmp is used as it is
+// (bubblewrap 0.8 refuses to make a link over one, so the jail makes
+// none), a directory there becomes a private tmpfs, and where the image
+// has nothing the jail makes the link. Each is writable, and nothing
+// reaches the image.
+func TestImageJailVarTmp(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(t *testing.T, varTmp string)
+		want string
+	}{
+		{name: "link", want: "link /tmp\n", edit: func(t *testing.T, varTmp string) {
+			if err := os.Symlink("/tmp", varTmp); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{name: "directory", want: "dir\n", edit: func(t *testing.T, varTmp string) {}},
+		{name: "missing", want: "link /tmp\n", edit: func(t *testing.T, varTmp string) {}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, root := imageSandbox(t, func(root string) {
+				varTmp := filepath.Join(root, "var", "tmp")
+				if tc.name != "directory" {
+					os.RemoveAll(varTmp)
+				}
+				tc.edit(t, varTmp)
+			})
+			before := treeListing(t, root)
+			j := NodeJail(s, HostEnv(), t.TempDir(), "", "", "")
+			res, out := imageRun(t, s, j, `
+				if [ -L /var/tmp ]; then echo "link $(readlink /var/tmp)"; elif [ -d /var/tmp ]; then echo dir; fi
+				echo v > /var/tmp/v && [ "$(cat /var/tmp/v)" = v ] || echo "NOT WRITABLE"`)
+			if res.ExitCode != 0 || out != tc.want {
+				t.Errorf("exit %d, output %q, want %q", res.ExitCode, out, tc.want)
+			}
+			if after := treeListing(t, root); after != before {
+				t.Errorf("the image tree changed:\nbefore %s\nafter  %s", before, after)
+			}
+		})
 	}
 }

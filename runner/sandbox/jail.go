@@ -247,18 +247,19 @@ func (j *Jail) options(env []string, dir, program string) (opts []string, files 
 		return nil, nil, nil, err
 	}
 	var out, readOnly, binds []string
+	var iv imageView
 	if s.image != nil {
 		// The image goes first: everything else is mounted on it.
-		var im []mount
-		if im, readOnly, err = j.imageMounts(ms); err != nil {
+		if iv, err = j.imageMounts(ms); err != nil {
 			closeMounts(ms)
 			return nil, nil, nil, err
 		}
-		out, files = args(im, 0, nil)
-		srcs = sources(im)
+		ms, readOnly = iv.jail, iv.readOnly
+		out, files = args(iv.mounts, 0, nil)
+		srcs = sources(iv.mounts)
 	}
 	srcs = append(srcs, sources(ms)...)
-	out = append(out, s.namespaceArgs()...)
+	out = append(out, iv.namespaceArgs(s.namespaceArgs())...)
 	tmpSize := s.limits.MemoryBytes / 2
 	binds, files = args(ms, tmpSize, files)
 	out = append(out, binds...)
@@ -270,8 +271,11 @@ func (j *Jail) options(env []string, dir, program string) (opts []string, files 
 	// host's memory) that the jail user may write; nothing is meant to be
 	// written there, and where no cgroup charges tmpfs pages to the node
 	// it would be memory without a bound. Made read-only after the mounts
-	// above made their mount points in it.
-	out = append(out, "--remount-ro", "/")
+	// above made their mount points in it. An image bound at "/" hides
+	// it (imageMounts lists "/" when it splits the image there).
+	if s.image == nil {
+		out = append(out, "--remount-ro", "/")
+	}
 	if dir != "" {
 		out = append(out, "--chdir", dir)
 	}
