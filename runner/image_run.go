@@ -91,26 +91,78 @@ func (p *Prepared) PinImage(ctx context.Context, o ImageOptions) error {
 	if p.resumeFrom != nil || p.cp.Image != nil {
 		return nil
 	}
-	cfg := p.config
+	im, err := startPin(ctx, o, p.config, p.Name).wait()
+	if err != nil {
+		return err
+	}
+	p.cp.Image = im
+	return nil
+}
+
+// imagePin is a run's image choice being resolved to a digest while the
+// run is assembled, so that the registry's round trips (the version check,
+// the tag's manifest) overlap the checkout instead of following it. The
+// tag is resolved afresh for every run all the same.
+type imagePin struct {
+	ref    string // "" for the host jail, or when Choose refused
+	done   chan struct{}
+	cancel context.CancelFunc
+	pinned image.Ref
+	err    error
+}
+
+// startPin chooses the image pipeline name of cfg runs in (o.Choose) and
+// starts resolving it on a goroutine of its own; wait gives the result,
+// stop abandons it.
+func startPin(ctx context.Context, o ImageOptions, cfg *policy.RepoConfig, name string) *imagePin {
+	pin := &imagePin{done: make(chan struct{})}
 	if cfg == nil {
 		cfg = &policy.RepoConfig{}
 	}
-	ref, err := o.Choose(cfg, p.Name)
-	if err != nil || ref == policy.ImageHost {
-		return err
+	ref, err := o.Choose(cfg, name)
+	switch {
+	case err == nil && ref != policy.ImageHost && o.Store == nil:
+		err = fmt.Errorf("%w: image %s: no image store here", ErrUsage, ref)
+	case err == nil && ref != policy.ImageHost:
+		pin.ref = ref
+		ctx, pin.cancel = context.WithCancel(ctx)
+		go func() {
+			defer close(pin.done)
+			pin.pinned, pin.err = o.Store.Resolve(ctx, ref)
+		}()
+		return pin
 	}
-	if o.Store == nil {
-		return fmt.Errorf("%w: image %s: no image store here", ErrUsage, ref)
+	pin.err = err
+	close(pin.done)
+	return pin
+}
+
+// wait is the pinned image once resolved: nil for the host jail.
+func (pin *imagePin) wait() (*RunImage, error) {
+	<-pin.done
+	if pin.cancel != nil {
+		pin.cancel()
 	}
-	pinned, err := o.Store.Resolve(ctx, ref)
-	if err != nil {
-		if errors.Is(err, image.ErrBadReference) {
-			return fmt.Errorf("%w: image %s: %w", ErrUsage, ref, err)
-		}
-		return fmt.Errorf("image %s: %w", ref, err)
+	switch {
+	case pin.err != nil && pin.ref == "":
+		return nil, pin.err
+	case errors.Is(pin.err, image.ErrBadReference):
+		return nil, fmt.Errorf("%w: image %s: %w", ErrUsage, pin.ref, pin.err)
+	case pin.err != nil:
+		return nil, fmt.Errorf("image %s: %w", pin.ref, pin.err)
+	case pin.ref == "":
+		return nil, nil
 	}
-	p.cp.Image = &RunImage{Ref: ref, Pinned: pinned}
-	return nil
+	return &RunImage{Ref: pin.ref, Pinned: pin.pinned}, nil
+}
+
+// stop abandons the resolve of a run that will not start, and waits for
+// its goroutine to end.
+func (pin *imagePin) stop() {
+	if pin.cancel != nil {
+		pin.cancel()
+	}
+	<-pin.done
 }
 
 // Abandon undoes Assemble for a run that will not execute: its worktree

@@ -163,11 +163,15 @@ func prepareIn(ctx context.Context, o LocalOptions, runID string, dir RunDir) (*
 	if env.Caches == "" && o.DataDir != "" {
 		env.Caches = caches.LocalDir(filepath.Join(o.DataDir, CachesDir), repo)
 	}
+	// The image's tag is resolved while the worktree is checked out: a
+	// registry's round trips are off the run's critical path.
+	pin := startPin(ctx, o.Images, sel.Config, sel.Name)
 	p, err := Assemble(ctx, git, runID, dir, repo, head, sel, env)
 	if err != nil {
+		pin.stop()
 		return nil, err
 	}
-	if err := p.PinImage(ctx, o.Images); err != nil {
+	if p.cp.Image, err = pin.wait(); err != nil {
 		p.release(ctx, true)
 		return nil, err
 	}
