@@ -84,26 +84,11 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// PinImage chooses the new run's image (o.Choose) and resolves it to a
-// digest, which its checkpoint.json keeps; a resumed run keeps the one it
-// started with. Call it before Execute.
-func (p *Prepared) PinImage(ctx context.Context, o ImageOptions) error {
-	if p.resumeFrom != nil || p.cp.Image != nil {
-		return nil
-	}
-	im, err := startPin(ctx, o, p.config, p.Name).wait()
-	if err != nil {
-		return err
-	}
-	p.cp.Image = im
-	return nil
-}
-
-// imagePin is a run's image choice being resolved to a digest while the
-// run is assembled, so that the registry's round trips (the version check,
-// the tag's manifest) overlap the checkout instead of following it. The
-// tag is resolved afresh for every run all the same.
-type imagePin struct {
+// ImagePin is a new run's image choice being resolved to a digest while
+// the run is assembled, so that the registry's round trips (the version
+// check, the tag's manifest) overlap the checkout instead of following
+// it. The tag is resolved afresh for every run all the same.
+type ImagePin struct {
 	ref    string // "" for the host jail, or when Choose refused
 	done   chan struct{}
 	cancel context.CancelFunc
@@ -111,15 +96,16 @@ type imagePin struct {
 	err    error
 }
 
-// startPin chooses the image pipeline name of cfg runs in (o.Choose) and
-// starts resolving it on a goroutine of its own; wait gives the result,
-// stop abandons it.
-func startPin(ctx context.Context, o ImageOptions, cfg *policy.RepoConfig, name string) *imagePin {
-	pin := &imagePin{done: make(chan struct{})}
+// StartPin chooses the image sel's pipeline runs in (o.Choose) and starts
+// resolving it to a digest on a goroutine of its own. Hand the pin to
+// Prepared.PinImage once the run is assembled, or Stop it.
+func (o ImageOptions) StartPin(ctx context.Context, sel *Selection) *ImagePin {
+	pin := &ImagePin{done: make(chan struct{})}
+	cfg := sel.Config
 	if cfg == nil {
 		cfg = &policy.RepoConfig{}
 	}
-	ref, err := o.Choose(cfg, name)
+	ref, err := o.Choose(cfg, sel.Name)
 	switch {
 	case err == nil && ref != policy.ImageHost && o.Store == nil:
 		err = fmt.Errorf("%w: image %s: no image store here", ErrUsage, ref)
@@ -137,8 +123,25 @@ func startPin(ctx context.Context, o ImageOptions, cfg *policy.RepoConfig, name 
 	return pin
 }
 
+// PinImage waits for the run's image to be resolved (StartPin) and pins
+// its digest, which checkpoint.json keeps; a resumed run keeps the one it
+// started with. A choice the server does not allow, or a reference that
+// does not parse, is an ErrUsage error. Call it before Execute.
+func (p *Prepared) PinImage(pin *ImagePin) error {
+	if p.resumeFrom != nil || p.cp.Image != nil {
+		pin.Stop()
+		return nil
+	}
+	im, err := pin.wait()
+	if err != nil {
+		return err
+	}
+	p.cp.Image = im
+	return nil
+}
+
 // wait is the pinned image once resolved: nil for the host jail.
-func (pin *imagePin) wait() (*RunImage, error) {
+func (pin *ImagePin) wait() (*RunImage, error) {
 	<-pin.done
 	if pin.cancel != nil {
 		pin.cancel()
@@ -156,9 +159,9 @@ func (pin *imagePin) wait() (*RunImage, error) {
 	return &RunImage{Ref: pin.ref, Pinned: pin.pinned}, nil
 }
 
-// stop abandons the resolve of a run that will not start, and waits for
+// Stop abandons the resolve of a run that will not start, and waits for
 // its goroutine to end.
-func (pin *imagePin) stop() {
+func (pin *ImagePin) Stop() {
 	if pin.cancel != nil {
 		pin.cancel()
 	}
