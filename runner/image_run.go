@@ -84,33 +84,88 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// PinImage chooses the new run's image (o.Choose) and resolves it to a
-// digest, which its checkpoint.json keeps; a resumed run keeps the one it
-// started with. Call it before Execute.
-func (p *Prepared) PinImage(ctx context.Context, o ImageOptions) error {
-	if p.resumeFrom != nil || p.cp.Image != nil {
-		return nil
-	}
-	cfg := p.config
+// ImagePin is a new run's image choice being resolved to a digest while
+// the run is assembled, so that the registry's round trips (the version
+// check, the tag's manifest) overlap the checkout instead of following
+// it. The tag is resolved afresh for every run all the same.
+type ImagePin struct {
+	ref    string // "" for the host jail, or when Choose refused
+	done   chan struct{}
+	cancel context.CancelFunc
+	pinned image.Ref
+	err    error
+}
+
+// StartPin chooses the image sel's pipeline runs in (o.Choose) and starts
+// resolving it to a digest on a goroutine of its own. Hand the pin to
+// Prepared.PinImage once the run is assembled, or Stop it.
+func (o ImageOptions) StartPin(ctx context.Context, sel *Selection) *ImagePin {
+	pin := &ImagePin{done: make(chan struct{})}
+	cfg := sel.Config
 	if cfg == nil {
 		cfg = &policy.RepoConfig{}
 	}
-	ref, err := o.Choose(cfg, p.Name)
-	if err != nil || ref == policy.ImageHost {
+	ref, err := o.Choose(cfg, sel.Name)
+	switch {
+	case err == nil && ref != policy.ImageHost && o.Store == nil:
+		err = fmt.Errorf("%w: image %s: no image store here", ErrUsage, ref)
+	case err == nil && ref != policy.ImageHost:
+		pin.ref = ref
+		ctx, pin.cancel = context.WithCancel(ctx)
+		go func() {
+			defer close(pin.done)
+			pin.pinned, pin.err = o.Store.Resolve(ctx, ref)
+		}()
+		return pin
+	}
+	pin.err = err
+	close(pin.done)
+	return pin
+}
+
+// PinImage waits for the run's image to be resolved (StartPin) and pins
+// its digest, which checkpoint.json keeps; a resumed run keeps the one it
+// started with. A choice the server does not allow, or a reference that
+// does not parse, is an ErrUsage error. Call it before Execute.
+func (p *Prepared) PinImage(pin *ImagePin) error {
+	if p.resumeFrom != nil || p.cp.Image != nil {
+		pin.Stop()
+		return nil
+	}
+	im, err := pin.wait()
+	if err != nil {
 		return err
 	}
-	if o.Store == nil {
-		return fmt.Errorf("%w: image %s: no image store here", ErrUsage, ref)
-	}
-	pinned, err := o.Store.Resolve(ctx, ref)
-	if err != nil {
-		if errors.Is(err, image.ErrBadReference) {
-			return fmt.Errorf("%w: image %s: %w", ErrUsage, ref, err)
-		}
-		return fmt.Errorf("image %s: %w", ref, err)
-	}
-	p.cp.Image = &RunImage{Ref: ref, Pinned: pinned}
+	p.cp.Image = im
 	return nil
+}
+
+// wait is the pinned image once resolved: nil for the host jail.
+func (pin *ImagePin) wait() (*RunImage, error) {
+	<-pin.done
+	if pin.cancel != nil {
+		pin.cancel()
+	}
+	switch {
+	case pin.err != nil && pin.ref == "":
+		return nil, pin.err
+	case errors.Is(pin.err, image.ErrBadReference):
+		return nil, fmt.Errorf("%w: image %s: %w", ErrUsage, pin.ref, pin.err)
+	case pin.err != nil:
+		return nil, fmt.Errorf("image %s: %w", pin.ref, pin.err)
+	case pin.ref == "":
+		return nil, nil
+	}
+	return &RunImage{Ref: pin.ref, Pinned: pin.pinned}, nil
+}
+
+// Stop abandons the resolve of a run that will not start, and waits for
+// its goroutine to end.
+func (pin *ImagePin) Stop() {
+	if pin.cancel != nil {
+		pin.cancel()
+	}
+	<-pin.done
 }
 
 // Abandon undoes Assemble for a run that will not execute: its worktree

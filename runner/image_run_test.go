@@ -1,11 +1,18 @@
 package runner
 
 import (
+	"context"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
+	"github.com/kilroy-bot/kilroy-bot/internal/gittest"
 	"github.com/kilroy-bot/kilroy-bot/policy"
+	"github.com/kilroy-bot/kilroy-bot/runner/image"
 )
 
 // Choose: --image over the pipeline's image: over the repository's over
@@ -50,4 +57,65 @@ func TestImageChoose(t *testing.T) {
 			t.Errorf("%s: %q, %v; want %q", tc.name, got, err, tc.want)
 		}
 	}
+}
+
+// The image's tag is resolved while the run's worktree is checked out,
+// not after it: the registry's round trips are off the run's critical
+// path. The git wrapper holds `git worktree add` until the store's
+// Resolve has begun (for up to 5 s), and Resolve records whether the
+// checkout was done by then; run after the checkout, it would find it
+// done.
+func TestPrepareResolvesImageDuringCheckout(t *testing.T) {
+	repo := gittest.NewRepo(t, map[string]string{".kilroy/ci.dot": onePipeline})
+	bin := t.TempDir()
+	marker := filepath.Join(bin, "resolving")
+	wrapper := filepath.Join(bin, "git")
+	script := "#!/bin/sh\nw=\nfor a in \"$@\"; do\n" +
+		"  if [ \"$a\" = worktree ]; then w=1; elif [ -n \"$w\" ] && [ \"$a\" = add ]; then\n" +
+		"    i=0; while [ ! -e " + marker + " ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i+1)); done; break\n" +
+		"  fi\ndone\nexec " + gittest.Path(t) + " \"$@\"\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	o := localOptions(t, repo)
+	o.GitPath = wrapper
+	probe := &checkoutProbe{marker: marker, worktree: RunDir(o.RunDir).Worktree()}
+	o.Images = ImageOptions{Store: probe, Override: "tools:1"}
+	_, err := PrepareLocal(context.Background(), o)
+	if !errors.Is(err, errProbed) {
+		t.Fatalf("PrepareLocal: %v, want the probe's error", err)
+	}
+	if probe.calls.Load() != 1 {
+		t.Fatalf("Resolve was called %d times, want once", probe.calls.Load())
+	}
+	if probe.checkedOut {
+		t.Error("the tag was resolved after the worktree was checked out, not while")
+	}
+	if _, err := os.Stat(RunDir(o.RunDir).Worktree()); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the refused run's worktree is still there: %v", err)
+	}
+}
+
+var errProbed = errors.New("probed")
+
+// checkoutProbe is an image store whose Resolve notes whether the
+// worktree was checked out by then, then fails with errProbed.
+type checkoutProbe struct {
+	marker, worktree string
+	calls            atomic.Int32
+	checkedOut       bool
+}
+
+func (c *checkoutProbe) Resolve(ctx context.Context, ref string) (image.Ref, error) {
+	c.calls.Add(1)
+	_, err := os.Stat(filepath.Join(c.worktree, ".kilroy", "ci.dot"))
+	c.checkedOut = err == nil
+	if err := os.WriteFile(c.marker, nil, 0o644); err != nil {
+		return image.Ref{}, err
+	}
+	return image.Ref{}, errProbed
+}
+
+func (c *checkoutProbe) Ensure(ctx context.Context, ref image.Ref) (*image.Image, error) {
+	return nil, errors.New("checkoutProbe: Ensure is not expected")
 }

@@ -84,7 +84,6 @@ type Prepared struct {
 
 	git        *gitops.Git
 	policy     *policy.Resolved
-	config     *policy.RepoConfig // of a new run: its image choice (PinImage)
 	cp         Checkpoint
 	resumeFrom *attractor.State // nil for a new run
 	journal    *journal         // while executing
@@ -163,11 +162,15 @@ func prepareIn(ctx context.Context, o LocalOptions, runID string, dir RunDir) (*
 	if env.Caches == "" && o.DataDir != "" {
 		env.Caches = caches.LocalDir(filepath.Join(o.DataDir, CachesDir), repo)
 	}
+	// The image's tag is resolved while the worktree is checked out: a
+	// registry's round trips are off the run's critical path.
+	pin := o.Images.StartPin(ctx, sel)
 	p, err := Assemble(ctx, git, runID, dir, repo, head, sel, env)
 	if err != nil {
+		pin.Stop()
 		return nil, err
 	}
-	if err := p.PinImage(ctx, o.Images); err != nil {
+	if err := p.PinImage(pin); err != nil {
 		p.release(ctx, true)
 		return nil, err
 	}
@@ -214,7 +217,7 @@ func AssembleFrom(ctx context.Context, git *gitops.Git, runID string, dir RunDir
 		mk = git.AddWorktree
 	}
 	p := &Prepared{RunID: runID, Dir: dir, Pipeline: sel.Pipeline, Name: sel.Name, RepoDir: repo,
-		BaseSHA: start, Branch: gitops.RunBranch(sel.Name, runID), Warnings: sel.diags, git: git, config: sel.Config,
+		BaseSHA: start, Branch: gitops.RunBranch(sel.Name, runID), Warnings: sel.diags, git: git,
 		caches: runCaches(env, dir)}
 	if err := p.makeRunDir(ctx, sel.source, mk); err != nil {
 		p.release(ctx, true)

@@ -120,12 +120,16 @@ func (r *prRun) prepare(ctx context.Context, src gitops.TokenSource) (*runner.Pr
 	if err := r.measureHead(ctx, git, f.mirror); err != nil {
 		return nil, err
 	}
+	// The image's tag is resolved while the worktree is made: a
+	// registry's round trips are off the run's critical path.
+	pin := r.s.o.Images.StartPin(ctx, sel)
 	defer r.s.mirrorLocks.lock(f.mirror)()
 	p, err := runner.AssembleFrom(ctx, git, r.job.RunID, r.dir, f.mirror, r.job.HeadSHA, sel, r.env, r.makeWorktree)
 	if err != nil {
+		pin.Stop()
 		return nil, err
 	}
-	if err := p.PinImage(ctx, r.s.o.Images); err != nil {
+	if err := p.PinImage(pin); err != nil {
 		p.Abandon(ctx)
 		return nil, err
 	}
