@@ -21,20 +21,20 @@ import (
 // as it shows them (Jail.jailed).
 func (j *Jail) start(c Cmd, argv []string, waitDelay time.Duration) (*proc, error) {
 	s := j.Sandbox
-	in := j.jailed(c, argv)
-	opts, files, srcs, err := j.options(in.env, in.dir, argv[0])
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
-	}
-	defer closeAll(files...)
-	c.Env, argv = in.env, in.argv
-	if key, ok := prewarmKey(c, argv, opts, srcs); ok && pipedOutputs(c.Stdout, c.Stderr) {
+	if key, ok := prewarmKey(c); ok && isDirOrEmpty(c.Dir) && pipedOutputs(c.Stdout, c.Stderr) {
 		if sp := s.prewarm.take(key); sp != nil {
 			p := sp.attach(c, time.Now())
 			p.prewarmed = true
 			return p, nil
 		}
 	}
+	in := j.jailed(c, argv)
+	opts, files, _, err := j.options(in.env, in.dir, argv[0])
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
+	}
+	defer closeAll(files...)
+	c.Env, argv = in.env, in.argv
 	return j.startColdInNet(c, argv, opts, files, waitDelay)
 }
 

@@ -11,9 +11,9 @@ import (
 // makes the node's namespaces and mounts while the bot does other work
 // (the engine checkpoints the node before), then waits on its block
 // descriptor, which it reads after the last mount and before it starts
-// anything of the node. A Run whose options and command
-// are exactly the ones prewarmed adopts it: only the handshake and the
-// node's own program are left on the node's critical path.
+// anything of the node. A Run of the same Cmd (prewarmKey) adopts it
+// without planning its own jail: only the handshake and the node's own
+// program are left on the node's critical path.
 //
 // Its bwrap is started for the node, its argv on the command line and
 // its bind sources as descriptors, so the node's exec stays off the
@@ -21,13 +21,16 @@ import (
 // sandbox's first process in ahead). bench/chain's
 // sandbox-added-ms/node read 2.35-2.91 against 3.63-4.39 when prewarmed
 // jails were spares (a bwrap started ahead of any request, given its
-// options on a pipe; three alternated runs each, on a tmpfs). It is
-// started on a goroutine of its own, as Prewarm must return at once; the
-// Run that adopts it waits for that start if it is not done yet.
+// options on a pipe; three alternated runs each, on a tmpfs). The plan
+// and the start run on a goroutine of their own, as Prewarm must return
+// at once (the engine calls it before the checkpoint); the Run that
+// adopts the jail waits for them if they are not done yet.
 //
-// The bind sources are opened when Prewarm is called, and bwrap binds
-// what they are then (binder): a link planted after that changes
-// nothing.
+// The bind sources are opened by that plan, without following links,
+// and bwrap binds what they are then (binder): a link planted after that
+// changes nothing. What else the plan reads of the disk (which optional
+// binds exist, the masks, the workspace's git files) is as it was then
+// too: the Run does not look again.
 const (
 	// maxPrewarmed bounds the prewarmed jails a Sandbox holds; the oldest
 	// goes first.
@@ -56,33 +59,47 @@ type prewarmPool struct {
 	closed bool
 }
 
-// Prewarm prepares the jail of c, a Run expected soon: it plans the
-// mounts, starts c's bwrap on a goroutine and returns; bwrap makes the
-// mounts meanwhile. A Run of an equal Cmd (the same argv, environment,
-// directory and jail) adopts it; anything else leaves it to expire after
-// prewarmTTL. Prewarm does nothing without a jail, or for a Cmd with
-// stdin. c's writers are not used.
+// Prewarm prepares the jail of c, a Run expected soon, and returns at
+// once: on a goroutine of its own it plans the mounts and starts c's
+// bwrap, which makes them. A Run of an equal Cmd (the same argv,
+// environment, directory and jail: prewarmKey) adopts it, waiting for
+// that start if it is not done yet; anything else leaves it to expire
+// after prewarmTTL. Prewarm does nothing without a jail, or for a Cmd
+// with stdin. c's writers are not used.
 func Prewarm(c Cmd) {
 	j := c.Jail
-	if j == nil || len(c.Argv) == 0 || c.Stdin != nil {
+	if j == nil || len(c.Argv) == 0 {
 		return
 	}
+	key, ok := prewarmKey(c)
+	if !ok {
+		return
+	}
+	c.Argv, c.Env = slices.Clone(c.Argv), slices.Clone(c.Env)
+	pw := &prewarmed{key: key, ready: make(chan struct{})}
+	go j.prewarm(c, pw)
+	j.Sandbox.prewarm.add(pw)
+}
+
+// prewarm makes pw's jail for c and closes pw.ready: pw.w is the jail,
+// waiting for its Run, or nil when it could not start (the Run then
+// starts afresh). The directories the plan makes (a stage directory) are
+// pw.made, removed again if no Run adopts the jail.
+func (j *Jail) prewarm(c Cmd, pw *prewarmed) {
+	defer close(pw.ready)
 	made := missingDirs([]string{j.Workspace, j.Stage, j.ManagedRoots})
-	pw := j.prewarm(c)
-	if pw == nil {
+	if pw.w = j.warm(c); pw.w == nil {
 		removeEmpty(made)
 		return
 	}
 	pw.made = made
-	j.Sandbox.prewarm.add(pw)
 }
 
-// prewarm plans c's jail, as start does, and starts its bwrap as a cold
+// warm plans c's jail, as start does, and starts its bwrap as a cold
 // start would (options and argv on its command line, the node's
 // environment as its own, never on the command line, which any process
-// may read); nil when c cannot be prewarmed. The match is c's
-// prewarmKey, as a Run computes it.
-func (j *Jail) prewarm(c Cmd) *prewarmed {
+// may read); nil when it cannot.
+func (j *Jail) warm(c Cmd) *warmJail {
 	s := j.Sandbox
 	path, err := findProgram(c)
 	if err != nil {
@@ -91,43 +108,32 @@ func (j *Jail) prewarm(c Cmd) *prewarmed {
 	argv := slices.Clone(c.Argv)
 	argv[0] = path
 	in := j.jailed(c, argv)
-	opts, files, srcs, err := j.options(in.env, in.dir, path)
+	opts, files, _, err := j.options(in.env, in.dir, path)
 	if err != nil {
 		return nil
 	}
+	defer closeAll(files...)
 	c.Env, argv = in.env, in.argv
-	key, ok := prewarmKey(c, argv, opts, srcs)
-	if !ok {
-		closeAll(files...)
-		return nil
-	}
 	cmdline, optsFiles, err := bwrapArgv(s.bwrap, opts, argv, firstBindFD+len(files))
 	if err != nil {
-		closeAll(files...)
 		return nil
 	}
-	files = append(files, optsFiles...)
-	pw := &prewarmed{key: key, ready: make(chan struct{})}
-	go func() {
-		defer close(pw.ready)
-		// bwrap makes the jail at once, so it cannot be moved into the
-		// cgroups before it forks: it stays out of them, as a cold
-		// start's does (no headroom), and prepare moves the sandbox's
-		// first process in.
-		w, err := s.startWarmInNet(j.Run, cmdline, c.Env, files...)
-		closeAll(files...)
-		if err != nil {
-			return
-		}
-		// Off the node's critical path too: the cgroup join, which can
-		// wait for an RCU grace period.
-		if err := w.js.prepare(); err != nil {
-			w.discard()
-			return
-		}
-		pw.w = w
-	}()
-	return pw
+	defer closeAll(optsFiles...)
+	// bwrap makes the jail at once, so it cannot be moved into the
+	// cgroups before it forks: it stays out of them, as a cold start's
+	// does (no headroom), and prepare moves the sandbox's first process
+	// in.
+	w, err := s.startWarmInNet(j.Run, cmdline, c.Env, slices.Concat(files, optsFiles)...)
+	if err != nil {
+		return nil
+	}
+	// Off the node's critical path too: the cgroup join, which can wait
+	// for an RCU grace period.
+	if err := w.js.prepare(); err != nil {
+		w.discard()
+		return nil
+	}
+	return w
 }
 
 // add holds pw until a Run adopts it or it expires.

@@ -1,26 +1,29 @@
 package sandbox
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"slices"
 )
 
-// prewarmKey is what a Run shares with the jail prewarmed for it: the
-// bwrap options (the mounts, with the numbers of their descriptors, and
-// the working directory), the host paths the binds show (srcs: the
-// options name only the jail's fixed paths), the command, the environment
-// and the run; false when c cannot take a prewarmed jail: its stdin is
-// /dev/null, and a missing working directory gets the cold path's error.
-func prewarmKey(c Cmd, argv, opts, srcs []string) ([]string, bool) {
-	if c.Stdin != nil || !isDirOrEmpty(c.Dir) {
+// prewarmKey is what a Run shares with the jail prewarmed for it: what
+// its plan was made from (the command as given, the environment, the
+// working directory and every field of the jail, the Sandbox by
+// identity); false when c cannot take a prewarmed jail: its stdin is not
+// /dev/null. A Run whose key matches adopts the jail without planning its
+// own: the jail shows what the plan found when Prewarm was called (see
+// prewarm.go).
+func prewarmKey(c Cmd) ([]string, bool) {
+	if c.Stdin != nil || c.Jail == nil {
 		return nil, false
 	}
-	key := slices.Concat(opts, []string{"--"}, argv, []string{"\x00env"}, c.Env, []string{"\x00src"}, srcs)
-	if c.Jail != nil {
-		// The run's network namespace (network public), which the
-		// options do not name.
-		key = append(key, "\x00run", c.Jail.Run)
+	j := c.Jail
+	key := slices.Concat(c.Argv, []string{"\x00env"}, c.Env, []string{"\x00dir", c.Dir,
+		"\x00jail", fmt.Sprintf("%p", j.Sandbox), j.Workspace, j.Stage, j.ManagedRoots, j.Caches, j.Run, "\x00ro"}, j.ReadOnly)
+	key = append(key, "\x00binds")
+	for _, b := range j.Binds {
+		key = append(key, b.Src, b.Dst)
 	}
 	return key, true
 }
