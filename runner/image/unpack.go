@@ -32,6 +32,9 @@ type unpacker struct {
 	w   *writers
 	max int64
 	buf []byte
+	// async: regular files of at most this many bytes go to the writers'
+	// goroutines; tests set -1 to write every one in place.
+	async int64
 
 	// filesOnly keeps only regular files and directories (an oci-archive's
 	// layout, which is read through paths afterwards).
@@ -56,7 +59,7 @@ func newUnpacker(dir string, max int64) (*unpacker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &unpacker{t: t, w: newWriters(), max: max, buf: make([]byte, 1<<20), dirModes: map[string]uint32{}}, nil
+	return &unpacker{t: t, w: newWriters(), max: max, async: asyncFileSize, buf: make([]byte, 1<<20), dirModes: map[string]uint32{}}, nil
 }
 
 func (u *unpacker) close() {
@@ -244,7 +247,7 @@ func (u *unpacker) file(dir, name, rel string, mode uint32, h *tar.Header, r io.
 		return err
 	}
 	j := &fileJob{dir: d, name: name, rel: rel, mode: mode, mtime: unix.NsecToTimespec(h.ModTime.UnixNano())}
-	if h.Size <= asyncFileSize {
+	if h.Size <= u.async {
 		j.data = u.w.buffer(int(h.Size))
 		if _, err := io.ReadFull(r, *j.data); err != nil {
 			u.w.bufs.Put(j.data)
