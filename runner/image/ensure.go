@@ -227,9 +227,11 @@ func (u *unpacker) apply(ctx context.Context, l v1.Layer, diffID v1.Hash) error 
 		return digestError(err)
 	}
 	defer rc.Close()
+	// Hashed as unpacked, not as read ahead: the read-ahead goroutine's
+	// decompressing is what a pull waits for.
 	h := sha256.New()
-	ra := newReadahead(io.TeeReader(rc, h))
-	err = u.layer(ctx, ra)
+	ra := newReadahead(rc)
+	err = u.layer(ctx, io.TeeReader(ra, h))
 	ra.Close()
 	if err != nil {
 		return digestError(err)

@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"golang.org/x/sys/unix"
 )
 
 // DefaultMaxBytes caps an image's uncompressed size when Options.MaxBytes
@@ -98,7 +99,29 @@ func Open(root string, opts Options) (*Store, error) {
 			return nil, fmt.Errorf("image store: %w", err)
 		}
 	}
+	spreadSubdirs(filepath.Join(root, tmpDir))
 	return &Store{root: root, opts: opts, platform: platform, insecure: insecure, busy: map[string]chan struct{}{}}, nil
+}
+
+// spreadSubdirs marks dir, where pulls unpack, as the top of unrelated
+// trees for ext4's inode allocator (FS_TOPDIR_FL, chattr +T): each tree
+// then starts in a block group of its own choosing rather than beside the
+// trees last removed there. Without a journal, ext4 skips inodes freed in
+// the last half minute one by one on every file it creates, which made
+// creating an image's files after removing another's several times
+// slower (BenchmarkFirstPullVsPodman). Elsewhere it does nothing.
+func spreadSubdirs(dir string) {
+	const topdirFlag = 0x20000 // FS_TOPDIR_FL in linux/fs.h
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	flags, err := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS)
+	if err != nil || flags&topdirFlag != 0 {
+		return
+	}
+	unix.IoctlSetPointerInt(fd, unix.FS_IOC_SETFLAGS, int(flags|topdirFlag))
 }
 
 // Platform is the platform the store pulls for, "os/arch[/variant]".

@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"golang.org/x/sys/unix"
 )
 
 // A pulled image is its layers applied in order, with its config beside
@@ -441,4 +442,25 @@ func TestBrokenImageDirectoryReplaced(t *testing.T) {
 		t.Errorf("tree %q", tree)
 	}
 	assertEmpty(t, s.path(tmpDir))
+}
+
+// The directory pulls unpack in is marked for ext4 as the top of
+// unrelated trees (see spreadSubdirs); other filesystems have no flags.
+func TestPullsUnpackInATopDirectory(t *testing.T) {
+	s := openStore(t, t.TempDir(), Options{})
+	fd, err := unix.Open(s.path(tmpDir), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	flags, err := unix.IoctlGetUint32(fd, unix.FS_IOC_GETFLAGS)
+	if errors.Is(err, unix.ENOTTY) || errors.Is(err, unix.EOPNOTSUPP) || errors.Is(err, unix.EINVAL) {
+		t.Skipf("the test directory's filesystem has no inode flags: %v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flags&0x20000 == 0 {
+		t.Errorf("%s: flags %#x, want FS_TOPDIR_FL (0x20000)", s.path(tmpDir), flags)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,11 +21,37 @@ type tree struct {
 	root    int
 	openat2 bool
 
+	rootDir *dirHandle
+
 	// The parent directory of the last entry: layers list a directory's
 	// entries together, so most entries reuse it. Forgotten whenever a
 	// directory is removed.
 	lastPath string
-	lastFD   int
+	last     *dirHandle
+}
+
+// dirHandle is a directory descriptor shared by the tree's cache and the
+// file writers still using it: the last holder to let go closes it.
+type dirHandle struct {
+	fd   int
+	refs atomic.Int32
+}
+
+func newDirHandle(fd int) *dirHandle {
+	d := &dirHandle{fd: fd}
+	d.refs.Store(1)
+	return d
+}
+
+func (d *dirHandle) hold() *dirHandle {
+	d.refs.Add(1)
+	return d
+}
+
+func (d *dirHandle) release() {
+	if d.refs.Add(-1) == 0 {
+		unix.Close(d.fd)
+	}
 }
 
 func openTree(dir string) (*tree, error) {
@@ -32,38 +59,48 @@ func openTree(dir string) (*tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
-	return &tree{root: fd, openat2: true, lastFD: -1}, nil
+	return &tree{root: fd, rootDir: newDirHandle(fd), openat2: true}, nil
 }
 
 func (t *tree) close() {
 	t.forget()
-	unix.Close(t.root)
+	t.rootDir.release()
 }
 
 func (t *tree) forget() {
-	if t.lastFD >= 0 {
-		unix.Close(t.lastFD)
+	if t.last != nil {
+		t.last.release()
 	}
-	t.lastFD, t.lastPath = -1, ""
+	t.last, t.lastPath = nil, ""
 }
 
 // dir returns the directory rel ("" is the root), creating missing ones
 // when create is set. The descriptor is the tree's: do not close it, and
 // do not use it after the next call.
 func (t *tree) dir(rel string, create bool) (int, error) {
-	if rel == "" {
-		return t.root, nil
-	}
-	if t.lastFD >= 0 && t.lastPath == rel {
-		return t.lastFD, nil
-	}
-	fd, err := t.open(rel, create)
+	d, err := t.handle(rel, create)
 	if err != nil {
 		return -1, err
 	}
+	return d.fd, nil
+}
+
+// handle is dir as the tree's shared handle: hold it to use the
+// descriptor after the next call.
+func (t *tree) handle(rel string, create bool) (*dirHandle, error) {
+	if rel == "" {
+		return t.rootDir, nil
+	}
+	if t.last != nil && t.lastPath == rel {
+		return t.last, nil
+	}
+	fd, err := t.open(rel, create)
+	if err != nil {
+		return nil, err
+	}
 	t.forget()
-	t.lastPath, t.lastFD = rel, fd
-	return fd, nil
+	t.lastPath, t.last = rel, newDirHandle(fd)
+	return t.last, nil
 }
 
 // open is dir with a descriptor the caller closes.

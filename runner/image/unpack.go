@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 
@@ -30,8 +29,12 @@ const (
 // written.
 type unpacker struct {
 	t   *tree
+	w   *writers
 	max int64
 	buf []byte
+	// async: regular files of at most this many bytes go to the writers'
+	// goroutines; tests set -1 to write every one in place.
+	async int64
 
 	// filesOnly keeps only regular files and directories (an oci-archive's
 	// layout, which is read through paths afterwards).
@@ -56,38 +59,57 @@ func newUnpacker(dir string, max int64) (*unpacker, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &unpacker{t: t, max: max, buf: make([]byte, 1<<20), dirModes: map[string]uint32{}}, nil
+	return &unpacker{t: t, w: newWriters(), max: max, async: asyncFileSize, buf: make([]byte, 1<<20), dirModes: map[string]uint32{}}, nil
 }
 
-func (u *unpacker) close() { u.t.close() }
+func (u *unpacker) close() {
+	u.w.stop()
+	u.t.close()
+}
 
 // layer applies one layer's uncompressed tar stream, then reads the
 // stream to its end so that the digests computed over it cover it all.
+// Every file of the layer is written when it returns.
 func (u *unpacker) layer(ctx context.Context, r io.Reader) error {
 	u.touched = map[string]bool{}
 	cr := &capped{r: r, u: u}
-	tr := tar.NewReader(cr)
+	err := u.entries(ctx, tar.NewReader(cr))
+	if werr := u.w.wait(); err == nil {
+		err = werr
+	}
+	if err != nil {
+		return err
+	}
+	_, err = io.CopyBuffer(writerOnly{io.Discard}, readerOnly{cr}, u.buf)
+	return err
+}
+
+func (u *unpacker) entries(ctx context.Context, tr *tar.Reader) error {
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			break
+			return nil
 		}
 		if err != nil {
 			return err
 		}
 		if err := u.entry(h, tr); err != nil {
+			if fe := (*fileError)(nil); errors.As(err, &fe) {
+				return err // an earlier file's, named
+			}
 			return fmt.Errorf("entry %q: %w", h.Name, err)
 		}
 	}
-	_, err := io.CopyBuffer(writerOnly{io.Discard}, readerOnly{cr}, u.buf)
-	return err
 }
 
 // finish applies the directory modes held back, deepest first.
 func (u *unpacker) finish() error {
+	if err := u.w.wait(); err != nil {
+		return err
+	}
 	paths := make([]string, 0, len(u.dirModes))
 	for p := range u.dirModes {
 		paths = append(paths, p)
@@ -112,6 +134,11 @@ func (u *unpacker) entry(h *tar.Header, r io.Reader) error {
 		return err // "" is the root itself: its mode is ours
 	}
 	dir, name := split(rel)
+	if u.w.meets(rel) {
+		if err := u.w.wait(); err != nil {
+			return err
+		}
+	}
 	if strings.HasPrefix(name, whiteoutPrefix) {
 		return u.whiteout(dir, name)
 	}
@@ -206,45 +233,37 @@ func chmodDir(fd int, name string, mode uint32) error {
 	return unix.Fchmod(sub, mode)
 }
 
+// file writes a regular file: a small one by the writers' goroutines
+// (see writers.go), a large one here, streamed.
 func (u *unpacker) file(dir, name, rel string, mode uint32, h *tar.Header, r io.Reader) error {
 	if h.Size > u.max-u.written {
 		return u.tooLarge()
 	}
-	fd, err := u.t.dir(dir, true)
+	d, err := u.t.handle(dir, true)
 	if err != nil {
 		return err
 	}
-	if _, err := u.clear(fd, name, rel, false); err != nil {
+	if _, err := u.clear(d.fd, name, rel, false); err != nil {
 		return err
 	}
-	nfd, err := unix.Openat(fd, name, unix.O_WRONLY|unix.O_CREAT|unix.O_EXCL|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o600)
-	if err != nil {
-		return err
+	j := &fileJob{dir: d, name: name, rel: rel, mode: mode, mtime: unix.NsecToTimespec(h.ModTime.UnixNano())}
+	if h.Size <= u.async {
+		j.data = u.w.buffer(int(h.Size))
+		if _, err := io.ReadFull(r, *j.data); err != nil {
+			u.w.bufs.Put(j.data)
+			return err
+		}
+		u.written += h.Size
+		j.dir.hold()
+		return u.w.submit(j)
 	}
-	f := os.NewFile(uintptr(nfd), rel)
-	n, err := io.CopyBuffer(writerOnly{f}, io.LimitReader(r, u.max-u.written+1), u.buf)
-	u.written += n
+	lr := &io.LimitedReader{R: r, N: u.max - u.written + 1}
+	err = u.w.run(j, lr, u.buf)
+	u.written += u.max - u.written + 1 - lr.N
 	if err == nil && u.written > u.max {
 		err = u.tooLarge()
 	}
-	if err == nil {
-		err = f.Chmod(os.FileMode(mode&0o777) | unixModeBits(mode))
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return err
-	}
-	return u.mtime(fd, name, h)
-}
-
-// unixModeBits carries the sticky bit over to an os.FileMode.
-func unixModeBits(mode uint32) os.FileMode {
-	if mode&unix.S_ISVTX != 0 {
-		return os.ModeSticky
-	}
-	return 0
+	return err
 }
 
 func (u *unpacker) symlink(dir, name, rel string, h *tar.Header) error {
@@ -268,6 +287,11 @@ func (u *unpacker) link(dir, name, rel, linkname string) error {
 	target, err := cleanPath(linkname)
 	if err != nil {
 		return fmt.Errorf("hard link to %q: %w", linkname, err)
+	}
+	if u.w.meets(target) {
+		if err := u.w.wait(); err != nil {
+			return err
+		}
 	}
 	if target == rel {
 		return nil
@@ -311,6 +335,9 @@ func (u *unpacker) clear(fd int, name, rel string, keepDir bool) (isDirectory bo
 }
 
 func (u *unpacker) remove(fd int, name, rel string) error {
+	if err := u.w.wait(); err != nil { // what goes may hold files being written
+		return err
+	}
 	for p := range u.dirModes {
 		if p == rel || strings.HasPrefix(p, rel+"/") {
 			delete(u.dirModes, p)
@@ -325,6 +352,9 @@ func (u *unpacker) mtime(fd int, name string, h *tar.Header) error {
 }
 
 func (u *unpacker) whiteout(dir, name string) error {
+	if err := u.w.wait(); err != nil {
+		return err
+	}
 	fd, err := u.t.dir(dir, false)
 	if errors.Is(err, unix.ENOENT) {
 		return nil // nothing below to hide
