@@ -66,6 +66,7 @@ type Sandbox struct {
 	etc      string   // the /etc nodes see (etcView)
 	etcLock  *os.File // holds etc for the Sandbox's life
 	resolv   string   // the resolv.conf nodes see with network public (writeResolv)
+	dev      string   // the /dev host jails bind (devDir); "": the devices one by one
 	paths    *pathCache
 	links    *linkRoots // what the programs on PATH link to
 	cgroups  *cgroupRoot
@@ -119,6 +120,7 @@ func New(cfg Config) (*Sandbox, error) {
 		}
 		s.resolv = canonical(s.resolv) // opened as s.etc is
 	}
+	s.dev = devDir(cfg.StateDir)
 	s.cgroups = findCgroupRoot(s.limits)
 	s.prewarm = &prewarmPool{ttl: prewarmTTL}
 	return s, nil
@@ -294,7 +296,7 @@ func sources(ms []mount) []string {
 // of the node's own where bwrap can forbid it (--disable-userns: a node
 // cannot nest namespaces to rearrange its mounts or reach kernel code
 // only a namespace's root reaches), the jail user, a fresh /proc of the
-// node's own pid namespace, a minimal /dev (devArgs), and the sandbox
+// node's own pid namespace, a minimal /dev (devDir's, or devArgs), and the sandbox
 // killed with the bot.
 func (s *Sandbox) namespaceArgs() []string {
 	a := []string{"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"}
@@ -307,6 +309,12 @@ func (s *Sandbox) namespaceArgs() []string {
 		"--hostname", "kilroy-sandbox",
 		"--die-with-parent",
 		"--proc", "/proc")
+	if s.dev != "" && s.image == nil {
+		// An image's /dev is a tmpfs made read-only after the
+		// devices' binds (image_root.go): bwrap would make a /dev
+		// bound whole nodev then.
+		return append(a, devBindArgs(s.dev)...)
+	}
 	return append(a, devArgs...)
 }
 
