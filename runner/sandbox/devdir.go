@@ -98,7 +98,7 @@ func fillDevDir(dir string) error {
 // else there.
 func checkDevDir(dir string) error {
 	want := map[string]func(*unix.Stat_t, string) bool{
-		".": func(st *unix.Stat_t, _ string) bool { return st.Mode == unix.S_IFDIR|0o555 },
+		".":   func(st *unix.Stat_t, _ string) bool { return st.Mode == unix.S_IFDIR|0o555 },
 		"shm": func(st *unix.Stat_t, _ string) bool { return st.Mode == unix.S_IFDIR|0o555 },
 	}
 	for _, name := range devNodes {
