@@ -65,7 +65,7 @@ type Sandbox struct {
 	readOnly []string
 	etc      string   // the /etc nodes see (etcView)
 	etcLock  *os.File // holds etc for the Sandbox's life
-	resolv   string   // the resolv.conf nodes see with network public (writeResolv)
+	resolv   string   // the resolv.conf image jails see with network public (writeResolv)
 	dev      string   // the /dev host jails bind (devDir); "": the devices one by one
 	paths    *pathCache
 	links    *linkRoots // what the programs on PATH link to
@@ -108,7 +108,11 @@ func New(cfg Config) (*Sandbox, error) {
 	if cfg.StateDir == "" {
 		return nil, errors.New("sandbox: Config.StateDir is required (a directory the bot owns)")
 	}
-	if s.etc, s.etcLock, err = etcView(cfg.StateDir, "/etc", s.hidden); err != nil {
+	var resolv []byte
+	if s.nets != nil {
+		resolv = publicResolv()
+	}
+	if s.etc, s.etcLock, err = etcView(cfg.StateDir, "/etc", s.hidden, resolv); err != nil {
 		return nil, err
 	}
 	// Opened without following links for every jail (plan): the state

@@ -77,9 +77,9 @@ func (j *Jail) plan(env []string) (ms []mount, err error) {
 			}
 		}
 	}
-	if s.resolv != "" {
-		// Network public's name server, over the view's (or the image's)
-		// resolv.conf: by descriptor, as every bind.
+	if s.resolv != "" && s.image != nil {
+		// Network public's name server, over the image's resolv.conf
+		// (the host's /etc view holds it): by descriptor, as every bind.
 		f, err := openAt(unix.AT_FDCWD, s.resolv, unix.RESOLVE_NO_SYMLINKS)
 		if err != nil {
 			return ms, fmt.Errorf("sandbox: %s: %w", s.resolv, err)
