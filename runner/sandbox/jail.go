@@ -322,11 +322,12 @@ func (s *Sandbox) namespaceArgs() []string {
 	return append(a, devArgs...)
 }
 
-// devArgs make the jail's /dev: the four devices programs use, /dev/random
-// as a link to urandom (the same device since Linux 5.6), the descriptor
-// links (/dev/shm is a bounded tmpfs: shmArgs). bwrap's --dev would add /dev/tty and a
-// private devpts (a node has no terminal) at two more binds: every bind
-// costs each start a pass over the mount table.
+// devArgs make the jail's /dev where no devDir serves (a bot that is not
+// root, an image jail): the four devices programs use, /dev/random as a
+// link to urandom (the same device since Linux 5.6), the descriptor links
+// (/dev/shm is a bounded tmpfs: shmArgs). bwrap's --dev would add
+// /dev/tty and a private devpts (a node has no terminal) at two more
+// binds: every bind costs each start a pass over the mount table.
 var devArgs = []string{
 	"--dev-bind", "/dev/null", "/dev/null", "--dev-bind", "/dev/zero", "/dev/zero",
 	"--dev-bind", "/dev/full", "/dev/full", "--dev-bind", "/dev/urandom", "/dev/urandom",
