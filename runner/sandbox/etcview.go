@@ -16,7 +16,9 @@ import (
 
 // etcView returns the /etc that nodes see, a directory under stateDir: a
 // copy of every entry of etc that any user may read, without the hidden
-// paths, and with the jail's own passwd and group. Inside the user
+// paths, and with the jail's own passwd and group, and resolv.conf
+// holding resolv unless it is nil (network public's name server: one bind
+// less for each start than a file bound over the view's). Inside the user
 // namespace of a bot running as root the jail user owns root's files, so
 // /etc/shadow, private keys and the like must not be there at all; they
 // are simply absent here. One bind of this directory replaces a bind of
@@ -30,11 +32,11 @@ import (
 // it keeps for its life (closing it, or losing it to the garbage
 // collector, releases the lock); a view nobody holds is removed by the
 // next Sandbox made.
-func etcView(stateDir, etc string, hidden []string) (string, *os.File, error) {
+func etcView(stateDir, etc string, hidden []string, resolv []byte) (string, *os.File, error) {
 	if err := os.MkdirAll(stateDir, 0o755); err != nil {
 		return "", nil, fmt.Errorf("sandbox: state dir: %w", err)
 	}
-	fp, err := fingerprint(etc, hidden)
+	fp, err := fingerprint(etc, hidden, resolv)
 	if err != nil {
 		return "", nil, fmt.Errorf("sandbox: /etc view: %w", err)
 	}
@@ -44,7 +46,7 @@ func etcView(stateDir, etc string, hidden []string) (string, *os.File, error) {
 		return "", nil, fmt.Errorf("sandbox: /etc view: %w", err)
 	}
 	removeUnusedViews(stateDir, dir)
-	if err := ensureView(stateDir, dir, etc, hidden); err != nil {
+	if err := ensureView(stateDir, dir, etc, hidden, resolv); err != nil {
 		lock.Close()
 		return "", nil, fmt.Errorf("sandbox: /etc view: %w", err)
 	}
@@ -52,7 +54,7 @@ func etcView(stateDir, etc string, hidden []string) (string, *os.File, error) {
 }
 
 // ensureView builds the view at dir unless it is there.
-func ensureView(stateDir, dir, etc string, hidden []string) error {
+func ensureView(stateDir, dir, etc string, hidden []string, resolv []byte) error {
 	if _, err := os.Stat(dir); err == nil {
 		return nil
 	}
@@ -61,7 +63,7 @@ func ensureView(stateDir, dir, etc string, hidden []string) error {
 		return err
 	}
 	defer os.RemoveAll(tmp) // gone after the rename; the leftover of a failure
-	if err := buildView(tmp, etc, hidden); err != nil {
+	if err := buildView(tmp, etc, hidden, resolv); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, dir); err != nil {
@@ -72,27 +74,29 @@ func ensureView(stateDir, dir, etc string, hidden []string) error {
 	return nil
 }
 
-func buildView(dir, etc string, hidden []string) error {
+func buildView(dir, etc string, hidden []string, resolv []byte) error {
 	if err := os.Chmod(dir, 0o755); err != nil {
 		return err
 	}
 	if err := copyReadable(etc, dir, hidden); err != nil {
 		return err
 	}
-	if err := writeResolvConf(dir, etc); err != nil {
+	if err := writeResolvConf(dir, etc, resolv); err != nil {
 		return err
 	}
 	return writeIdentity(dir)
 }
 
-// writeResolvConf makes the view's resolv.conf a regular file, a copy of
-// what the host's names: the host's is often a link into /run
-// (systemd-resolved), which nodes do not see, and network public binds
-// a file of its own over it (Sandbox.resolv), which needs a file there.
-func writeResolvConf(dir, etc string) error {
-	body, err := os.ReadFile(filepath.Join(etc, "resolv.conf"))
-	if err != nil {
-		body = nil // none, or unreadable: an empty one
+// writeResolvConf makes the view's resolv.conf a regular file holding
+// resolv, or else a copy of what the host's names: the host's is often a
+// link into /run (systemd-resolved), which nodes do not see.
+func writeResolvConf(dir, etc string, resolv []byte) error {
+	body := resolv
+	if body == nil {
+		var err error
+		if body, err = os.ReadFile(filepath.Join(etc, "resolv.conf")); err != nil {
+			body = nil // none, or unreadable: an empty one
+		}
 	}
 	p := filepath.Join(dir, "resolv.conf")
 	if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -101,12 +105,14 @@ func writeResolvConf(dir, etc string) error {
 	return os.WriteFile(p, body, 0o644)
 }
 
-// fingerprint identifies the state of every entry below etc, and the
-// hidden paths among them.
-func fingerprint(etc string, hidden []string) (string, error) {
+// fingerprint identifies the state of every entry below etc, the hidden
+// paths among them, and the resolv.conf given for the view.
+func fingerprint(etc string, hidden []string, resolv []byte) (string, error) {
 	h := sha256.New()
 	fmt.Fprintf(h, "view 2 uid %d\n", JailUID)
-	if body, err := os.ReadFile(filepath.Join(etc, "resolv.conf")); err == nil {
+	if resolv != nil {
+		fmt.Fprintf(h, "resolv.conf given %x\n", sha256.Sum256(resolv))
+	} else if body, err := os.ReadFile(filepath.Join(etc, "resolv.conf")); err == nil {
 		fmt.Fprintf(h, "resolv.conf %x\n", sha256.Sum256(body)) // it may be a link to a file elsewhere
 	}
 	for _, p := range hidden {

@@ -47,7 +47,7 @@ func TestEtcView(t *testing.T) {
 	os.Symlink(filepath.Join(run, "resolv.conf"), filepath.Join(etc, "resolv.conf"))
 	state := t.TempDir()
 	hidden := []string{filepath.Join(etc, "kilroy/app.pem")}
-	view, lock, err := etcView(state, etc, hidden)
+	view, lock, err := etcView(state, etc, hidden, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,18 +82,29 @@ func TestEtcView(t *testing.T) {
 	// Sandboxes share the view while /etc is unchanged; a change makes a
 	// new one, and the next Sandbox removes views nobody holds (the
 	// first stays: this process holds it) and unfinished ones.
-	again, lock2, err := etcView(state, etc, hidden)
+	again, lock2, err := etcView(state, etc, hidden, nil)
 	if err != nil || again != view {
 		t.Fatalf("second view %q (err %v), want the first, %q", again, err, view)
 	}
 	defer lock2.Close()
+	// A resolv.conf given (network public's) is the view's, in a view of
+	// its own.
+	given := []byte("nameserver 10.0.2.3\n")
+	withResolv, lock4, err := etcView(state, etc, hidden, given)
+	if err != nil || withResolv == view {
+		t.Fatalf("view with a resolv.conf given %q (err %v), want one besides %q", withResolv, err, view)
+	}
+	defer lock4.Close()
+	if b, _ := os.ReadFile(filepath.Join(withResolv, "resolv.conf")); string(b) != string(given) {
+		t.Errorf("resolv.conf of the view with one given = %q, want %q", b, given)
+	}
 	os.WriteFile(filepath.Join(etc, "hosts"), []byte("changed\n"), 0o644)
 	unheld, unfinished := filepath.Join(state, "etc-0123456789abcdef"), filepath.Join(state, "etc-tmp-999999999-1")
 	for _, d := range []string{unheld, unfinished} {
 		os.Mkdir(d, 0o755)
 	}
 	os.WriteFile(unheld+".lock", nil, 0o644)
-	changed, lock3, err := etcView(state, etc, hidden)
+	changed, lock3, err := etcView(state, etc, hidden, nil)
 	if err != nil || changed == view {
 		t.Fatalf("view after a change %q (err %v), want a new one", changed, err)
 	}

@@ -65,7 +65,8 @@ type Sandbox struct {
 	readOnly []string
 	etc      string   // the /etc nodes see (etcView)
 	etcLock  *os.File // holds etc for the Sandbox's life
-	resolv   string   // the resolv.conf nodes see with network public (writeResolv)
+	resolv   string   // the resolv.conf image jails see with network public (writeResolv)
+	dev      string   // the /dev host jails bind (devDir); "": the devices one by one
 	paths    *pathCache
 	links    *linkRoots // what the programs on PATH link to
 	cgroups  *cgroupRoot
@@ -107,7 +108,11 @@ func New(cfg Config) (*Sandbox, error) {
 	if cfg.StateDir == "" {
 		return nil, errors.New("sandbox: Config.StateDir is required (a directory the bot owns)")
 	}
-	if s.etc, s.etcLock, err = etcView(cfg.StateDir, "/etc", s.hidden); err != nil {
+	var resolv []byte
+	if s.nets != nil {
+		resolv = publicResolv()
+	}
+	if s.etc, s.etcLock, err = etcView(cfg.StateDir, "/etc", s.hidden, resolv); err != nil {
 		return nil, err
 	}
 	// Opened without following links for every jail (plan): the state
@@ -119,6 +124,7 @@ func New(cfg Config) (*Sandbox, error) {
 		}
 		s.resolv = canonical(s.resolv) // opened as s.etc is
 	}
+	s.dev = devDir(cfg.StateDir)
 	s.cgroups = findCgroupRoot(s.limits)
 	s.prewarm = &prewarmPool{ttl: prewarmTTL}
 	return s, nil
@@ -298,7 +304,7 @@ func sources(ms []mount) []string {
 // of the node's own where bwrap can forbid it (--disable-userns: a node
 // cannot nest namespaces to rearrange its mounts or reach kernel code
 // only a namespace's root reaches), the jail user, a fresh /proc of the
-// node's own pid namespace, a minimal /dev (devArgs), and the sandbox
+// node's own pid namespace, a minimal /dev (devDir's, or devArgs), and the sandbox
 // killed with the bot.
 func (s *Sandbox) namespaceArgs() []string {
 	a := []string{"--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"}
@@ -311,14 +317,21 @@ func (s *Sandbox) namespaceArgs() []string {
 		"--hostname", "kilroy-sandbox",
 		"--die-with-parent",
 		"--proc", "/proc")
+	if s.dev != "" && s.image == nil {
+		// An image's /dev is a tmpfs made read-only after the
+		// devices' binds (image_root.go): bwrap would make a /dev
+		// bound whole nodev then.
+		return append(a, devBindArgs(s.dev)...)
+	}
 	return append(a, devArgs...)
 }
 
-// devArgs make the jail's /dev: the four devices programs use, /dev/random
-// as a link to urandom (the same device since Linux 5.6), the descriptor
-// links (/dev/shm is a bounded tmpfs: shmArgs). bwrap's --dev would add /dev/tty and a
-// private devpts (a node has no terminal) at two more binds: every bind
-// costs each start a pass over the mount table.
+// devArgs make the jail's /dev where no devDir serves (a bot that is not
+// root, an image jail): the four devices programs use, /dev/random as a
+// link to urandom (the same device since Linux 5.6), the descriptor links
+// (/dev/shm is a bounded tmpfs: shmArgs). bwrap's --dev would add
+// /dev/tty and a private devpts (a node has no terminal) at two more
+// binds: every bind costs each start a pass over the mount table.
 var devArgs = []string{
 	"--dev-bind", "/dev/null", "/dev/null", "--dev-bind", "/dev/zero", "/dev/zero",
 	"--dev-bind", "/dev/full", "/dev/full", "--dev-bind", "/dev/urandom", "/dev/urandom",

@@ -34,6 +34,10 @@ type mount struct {
 	src  string // bind source, or symlink target
 	dst  string
 	fd   *os.File // a bind's source, opened (binder), or mData's bytes; nil for /dev/null
+	// lazy: a host directory's bind (bindHost) whose source is opened
+	// only once order has kept it (openKept): most PATH entries lie in
+	// a system directory and are shown through its bind.
+	lazy bool
 }
 
 // systemDirs are shown read-only; /etc as the Sandbox's view of it
@@ -77,9 +81,9 @@ func (j *Jail) plan(env []string) (ms []mount, err error) {
 			}
 		}
 	}
-	if s.resolv != "" {
-		// Network public's name server, over the view's (or the image's)
-		// resolv.conf: by descriptor, as every bind.
+	if s.resolv != "" && s.image != nil {
+		// Network public's name server, over the image's resolv.conf
+		// (the host's /etc view holds it): by descriptor, as every bind.
 		f, err := openAt(unix.AT_FDCWD, s.resolv, unix.RESOLVE_NO_SYMLINKS)
 		if err != nil {
 			return ms, fmt.Errorf("sandbox: %s: %w", s.resolv, err)
@@ -121,7 +125,24 @@ func (j *Jail) plan(env []string) (ms []mount, err error) {
 	if err != nil {
 		return ms, err
 	}
-	return order(ms), nil
+	return openKept(order(ms)), nil
+}
+
+// openKept opens the sources of the lazy binds ms kept (bindHost), and
+// drops one whose source is gone.
+func openKept(ms []mount) []mount {
+	out := ms[:0]
+	for _, m := range ms {
+		if m.lazy {
+			f, err := openAt(unix.AT_FDCWD, m.src, unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
+			if err != nil {
+				continue
+			}
+			m.fd, m.lazy = f, false
+		}
+		out = append(out, m)
+	}
+	return out
 }
 
 // makeRoots makes the jail's outermost writable roots where missing and
@@ -141,9 +162,12 @@ func (j *Jail) makeRoots() (*binder, error) {
 			}
 			return nil, fmt.Errorf("sandbox: writable dir: %w", err)
 		}
-		// Looked up afresh: a stage directory is new for every node,
-		// and an earlier look may have found it missing.
-		s.paths.refresh(r.host, time.Now())
+		// Looked up afresh where an earlier look found it missing (a
+		// stage directory is new for every node); the bot's roots
+		// stay where they are.
+		if !s.paths.resolve(r.host).exists {
+			s.paths.refresh(r.host, time.Now())
+		}
 	}
 	return newBinder(s, roots), nil
 }
@@ -153,20 +177,17 @@ func (j *Jail) makeRoots() (*binder, error) {
 // its own path, when it exists. One in a writable root is shown through
 // the root's bind, where the jail shows the root. Nothing is bound over
 // /etc (the view shows all of it a node may see), nor at the jail's own
-// paths (reserved).
+// paths (reserved). Its source is opened once order has kept it (lazy):
+// opened as openHost opens it, after the same walk.
 func (b *binder) bindHost(ms []mount, d string) []mount {
 	if !filepath.IsAbs(d) || b.inRoot(filepath.Clean(d)) {
 		return ms
 	}
-	f, at, ok := b.openHost(d)
-	if !ok {
+	at, ok := b.hostPath(d)
+	if !ok || at == "/" || within(at, "/etc") || reserved(at) {
 		return ms
 	}
-	if at == "/" || within(at, "/etc") || reserved(at) {
-		f.Close()
-		return ms
-	}
-	return append(ms, mount{kind: mROBind, src: at, dst: at, fd: f})
+	return append(ms, mount{kind: mROBind, src: at, dst: at, lazy: true})
 }
 
 // closeMounts closes the sources of ms's binds.

@@ -115,20 +115,30 @@ func (b *binder) openBelow(r root, rel string) (*os.File, error) {
 // into a writable root, which shows it already or where a node may have
 // planted the link.
 func (b *binder) openHost(p string) (f *os.File, at string, ok bool) {
+	if at, ok = b.hostPath(p); !ok {
+		return nil, "", false
+	}
+	f, err := openAt(unix.AT_FDCWD, at, unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
+	return f, at, err == nil
+}
+
+// hostPath is where p, a path outside the writable roots, is, as openHost
+// opens it: false when a link on the way is missing or leads into a
+// writable root, or p is in one.
+func (b *binder) hostPath(p string) (at string, ok bool) {
 	p = filepath.Clean(p)
 	at = p
 	if b.s.paths.resolve(p).canon != p {
 		// The path goes through a link: walk it, so that no link found
 		// in a writable root is followed.
 		if at, ok = b.walk(p); !ok {
-			return nil, "", false
+			return "", false
 		}
 	}
 	if b.inRoot(at) {
-		return nil, "", false
+		return "", false
 	}
-	f, err := openAt(unix.AT_FDCWD, at, unix.RESOLVE_NO_SYMLINKS|unix.RESOLVE_NO_MAGICLINKS)
-	return f, at, err == nil
+	return at, true
 }
 
 // walk resolves the links of p one by one, and stops (false) at a

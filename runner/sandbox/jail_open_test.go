@@ -52,7 +52,7 @@ func TestBinderOpensWithoutPlantedLinks(t *testing.T) {
 		{"missing", ""},
 	} {
 		t.Run(tt.path, func(t *testing.T) {
-			ms := b.bindHost(nil, filepath.Join(host, tt.path))
+			ms := openKept(b.bindHost(nil, filepath.Join(host, tt.path))) // as plan opens them
 			defer closeMounts(ms)
 			var got string
 			if len(ms) == 1 {

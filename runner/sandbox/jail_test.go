@@ -480,7 +480,9 @@ func TestJailFollowsPATHLinks(t *testing.T) {
 
 // The jail's /dev has the devices programs use, the descriptor links and a
 // writable /dev/shm, and nothing of the host's devices; it costs no mount
-// besides the four device binds and /dev/shm's tmpfs.
+// besides /dev/shm's tmpfs and one bind of the bot's /dev directory where
+// the bot could make one (root), else the four device binds. A node can
+// change nothing in it: not its entries, their modes, nor add a device.
 func TestJailDev(t *testing.T) {
 	s := newTestSandbox(t, Config{})
 	j := &Jail{Sandbox: s, Workspace: t.TempDir()}
@@ -494,14 +496,28 @@ func TestJailDev(t *testing.T) {
 		cat <(echo fd) && echo stdout > /dev/stdout
 		echo shm > /dev/shm/x && cat /dev/shm/x
 		ls /dev | tr '\n' ' '; echo
-		awk '$5 ~ "^/dev(/|$)" { print "MOUNT " $5 }' /proc/self/mountinfo`},
+		awk '$5 ~ "^/dev(/|$)" { print "MOUNT " $5 }' /proc/self/mountinfo
+		{
+			chmod 777 /dev && echo "CHMOD /dev"
+			chmod 600 /dev/null && echo "CHMOD /dev/null"
+			rm -f /dev/null && echo "REMOVED /dev/null"
+			mv /dev/zero /dev/zero2 && echo "RENAMED /dev/zero"
+			ln -sf /workspace /dev/random && echo "RELINKED /dev/random"
+			touch /dev/new && echo "WROTE /dev/new"
+			mknod /dev/sda1 b 8 1 && echo "MKNOD"
+			mkdir /dev/x && echo "MKDIR /dev/x"
+		} 2>/dev/null
+		echo discarded > /dev/null && echo null`},
 		Dir: j.Workspace, Env: jailEnv(), Stdout: &out, Stderr: &out, Jail: j})
 	if err != nil || res.ExitCode != 0 {
 		t.Fatalf("Run: %v, exit %d:\n%s", err, res.ExitCode, out.String())
 	}
+	mounts := "MOUNT /dev/null\nMOUNT /dev/zero\nMOUNT /dev/full\nMOUNT /dev/urandom\nMOUNT /dev/shm\n"
+	if s.dev != "" {
+		mounts = "MOUNT /dev\nMOUNT /dev/shm\n"
+	}
 	want := "null\nzero\nrandom\nfull\nfd\nstdout\nshm\n" +
-		"fd full null random shm stderr stdin stdout urandom zero \n" +
-		"MOUNT /dev/null\nMOUNT /dev/zero\nMOUNT /dev/full\nMOUNT /dev/urandom\nMOUNT /dev/shm\n"
+		"fd full null random shm stderr stdin stdout urandom zero \n" + mounts + "null\n"
 	if diff := cmp.Diff(out.String(), want); diff != "" {
 		t.Errorf("/dev in the jail (-got +want):\n%s", diff)
 	}

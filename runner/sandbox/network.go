@@ -140,13 +140,18 @@ func (s *Sandbox) checkNetns(link string) error {
 	return nil
 }
 
-// writeResolv writes the resolv.conf of network public's jails into
-// stateDir and returns its path: dnsForward is their only name server.
-// Each jail binds it over its /etc/resolv.conf, whatever its root.
+// publicResolv is the resolv.conf of network public's jails: dnsForward
+// is their only name server.
+func publicResolv() []byte {
+	return []byte("# kilroy-bot: pasta forwards these queries to the host's name server\nnameserver " + dnsForward.String() + "\n")
+}
+
+// writeResolv writes publicResolv into stateDir and returns its path. A
+// jail on an image root binds it over the image's /etc/resolv.conf; the
+// host's /etc view holds it already (etcView).
 func writeResolv(stateDir string) (string, error) {
 	p := filepath.Join(stateDir, "resolv-public.conf")
-	body := "# kilroy-bot: pasta forwards these queries to the host's name server\nnameserver " + dnsForward.String() + "\n"
-	if err := safefile.WriteFile(p, []byte(body)); err != nil {
+	if err := safefile.WriteFile(p, publicResolv()); err != nil {
 		return "", fmt.Errorf("sandbox: %w", err)
 	}
 	return p, nil

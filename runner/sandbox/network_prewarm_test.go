@@ -88,3 +88,16 @@ func TestNetworkPublicImageResolvConf(t *testing.T) {
 		})
 	}
 }
+
+// A host jail of network public reads the forwarder's resolv.conf from
+// its /etc view, which holds it: no file is bound over it, as each bind
+// costs every start.
+func TestNetworkPublicHostResolvConfInView(t *testing.T) {
+	j := netSandbox(t, Config{Network: NetworkPublic})
+	res, out := runOut(t, Cmd{Argv: []string{"sh", "-c", `cat /etc/resolv.conf
+		awk '$5 ~ "^/etc(/|$)" { print "MOUNT " $5 }' /proc/self/mountinfo`},
+		Dir: j.Workspace, Env: jailEnv(), Jail: j})
+	if want := string(publicResolv()) + "MOUNT /etc\n"; res.ExitCode != 0 || out != want {
+		t.Errorf("exit %d, output %q; want %q", res.ExitCode, out, want)
+	}
+}

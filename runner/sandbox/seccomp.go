@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -174,17 +175,12 @@ func seccompFilter() ([]unix.SockFilter, error) {
 }
 
 // seccompFile is a memory file holding the compiled filter, as bwrap's
-// --seccomp reads it: the instructions, in the machine's byte order.
+// --seccomp reads it: the instructions, in the machine's byte order
+// (seccompBytes).
 func seccompFile() (*os.File, error) {
-	prog, err := seccompFilter()
+	b, err := seccompBytes()
 	if err != nil {
 		return nil, err
-	}
-	b := make([]byte, 0, 8*len(prog))
-	for _, ins := range prog {
-		b = binary.NativeEndian.AppendUint16(b, ins.Code)
-		b = append(b, ins.Jt, ins.Jf)
-		b = binary.NativeEndian.AppendUint32(b, ins.K)
 	}
 	fd, err := unix.MemfdCreate("kilroy-seccomp", unix.MFD_CLOEXEC)
 	if err != nil {
@@ -200,3 +196,19 @@ func seccompFile() (*os.File, error) {
 	}
 	return f, nil
 }
+
+// seccompBytes is the compiled filter as bwrap reads it, compiled once:
+// every jail gets the same.
+var seccompBytes = sync.OnceValues(func() ([]byte, error) {
+	prog, err := seccompFilter()
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 8*len(prog))
+	for _, ins := range prog {
+		b = binary.NativeEndian.AppendUint16(b, ins.Code)
+		b = append(b, ins.Jt, ins.Jf)
+		b = binary.NativeEndian.AppendUint32(b, ins.K)
+	}
+	return b, nil
+})
