@@ -36,7 +36,7 @@ func TestImageJailOnPreparedTreeHasNoSplit(t *testing.T) {
 
 	env := NodeEnv(EnvSpec{Image: s.ImageEnv(), Host: HostEnv()})
 	jl := j.jailed(Cmd{Env: env}, []string{"/bin/sh"})
-	opts, files, _, err := j.options(jl.env, WorkspacePath, "/bin/sh")
+	opts, files, err := j.options(jl.env, WorkspacePath, "/bin/sh")
 	for _, f := range files {
 		f.Close()
 	}

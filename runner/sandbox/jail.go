@@ -237,9 +237,8 @@ var handshakeArgs = []string{"--setenv", "TMPDIR", "/tmp", "--block-fd", "3", "-
 // namespaces, mounts and working directory, the same for a cold start
 // and a prewarmed one, and the sources of its binds, which bwrap must get
 // as descriptors firstBindFD, firstBindFD+1, ... The caller closes them
-// once bwrap has them. srcs are the host paths of the binds, which the
-// options do not name: every jail shows its own at the same places.
-func (j *Jail) options(env []string, dir, program string) (opts []string, files []*os.File, srcs []string, err error) {
+// once bwrap has them.
+func (j *Jail) options(env []string, dir, program string) (opts []string, files []*os.File, err error) {
 	s := j.Sandbox
 	if _, bound := j.inBinds(program); filepath.IsAbs(program) && !j.inImage(program) && !bound {
 		// The program itself is visible, read-only, wherever it lives (an
@@ -250,7 +249,7 @@ func (j *Jail) options(env []string, dir, program string) (opts []string, files 
 	}
 	ms, err := j.plan(env)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	var out, readOnly, binds []string
 	var iv imageView
@@ -258,13 +257,11 @@ func (j *Jail) options(env []string, dir, program string) (opts []string, files 
 		// The image goes first: everything else is mounted on it.
 		if iv, err = j.imageMounts(ms); err != nil {
 			closeMounts(ms)
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 		ms, readOnly = iv.jail, iv.readOnly
 		out, files = args(iv.mounts, 0, nil)
-		srcs = sources(iv.mounts)
 	}
-	srcs = append(srcs, sources(ms)...)
 	out = append(out, iv.namespaceArgs(s.namespaceArgs())...)
 	tmpSize := s.limits.MemoryBytes / 2
 	binds, files = args(ms, tmpSize, files)
@@ -285,18 +282,7 @@ func (j *Jail) options(env []string, dir, program string) (opts []string, files 
 	if dir != "" {
 		out = append(out, "--chdir", dir)
 	}
-	return out, files, srcs, nil
-}
-
-// sources are the host paths ms bind.
-func sources(ms []mount) []string {
-	var out []string
-	for _, m := range ms {
-		if m.kind == mROBind || m.kind == mRWBind || m.kind == mROGit {
-			out = append(out, m.src)
-		}
-	}
-	return out
+	return out, files, nil
 }
 
 // namespaceArgs are bwrap's options besides the mounts: every namespace

@@ -29,7 +29,7 @@ func (j *Jail) start(c Cmd, argv []string, waitDelay time.Duration) (*proc, erro
 		}
 	}
 	in := j.jailed(c, argv)
-	opts, files, _, err := j.options(in.env, in.dir, argv[0])
+	opts, files, err := j.options(in.env, in.dir, argv[0])
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: run %q: %w", c.Argv[0], err)
 	}

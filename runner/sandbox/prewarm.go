@@ -108,7 +108,7 @@ func (j *Jail) warm(c Cmd) *warmJail {
 	argv := slices.Clone(c.Argv)
 	argv[0] = path
 	in := j.jailed(c, argv)
-	opts, files, _, err := j.options(in.env, in.dir, path)
+	opts, files, err := j.options(in.env, in.dir, path)
 	if err != nil {
 		return nil
 	}
