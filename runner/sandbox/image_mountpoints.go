@@ -54,29 +54,20 @@ func MountPoints() []MountPoint {
 	for _, f := range []string{"/etc/passwd", "/etc/group", "/etc/resolv.conf"} {
 		out = append(out, MountPoint{Path: f})
 	}
-	dev, _ := devMountPoints()
-	return append(append(out, dev...), varTmp)
+	return append(append(out, devMountPoints()...), varTmp)
 }
 
 // devMountPoints are the mount points devArgs need in /dev: a file for
-// every device bound, a link for every link. ok is false when devArgs
-// hold an option this does not know; an image jail then gives /dev a
-// tmpfs of its own, as it always could.
-func devMountPoints() (ps []MountPoint, ok bool) {
-	for i := 0; i < len(devArgs); i += 3 {
-		if i+2 >= len(devArgs) {
-			return ps, false
-		}
-		switch devArgs[i] {
-		case "--dev-bind", "--ro-bind", "--bind":
-			ps = append(ps, MountPoint{Path: devArgs[i+2]})
-		case "--symlink":
-			ps = append(ps, MountPoint{Path: devArgs[i+2], Link: devArgs[i+1]})
-		default:
-			return ps, false
-		}
+// every device of devNodes, a link for every link of devLinks.
+func devMountPoints() []MountPoint {
+	var ps []MountPoint
+	for _, n := range devNodes {
+		ps = append(ps, MountPoint{Path: "/dev/" + n})
 	}
-	return ps, true
+	for _, l := range devLinks {
+		ps = append(ps, MountPoint{Path: "/dev/" + l[0], Link: l[1]})
+	}
+	return ps
 }
 
 // AddMountPoints gives the image tree at root the MountPoints it lacks:

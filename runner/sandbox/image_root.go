@@ -221,14 +221,13 @@ func (p *imagePlan) adjust(ms []mount) []mount {
 }
 
 // ownDev reports whether the image's /dev can be the jail's: a real
-// directory with a regular file for every device of devArgs, each of
-// their links as it is, and a directory /dev/shm. links are those links.
+// directory with a regular file for every device of devNodes, each of
+// devLinks as it is, and a directory /dev/shm. links are those links.
 func (p *imagePlan) ownDev() (links []string, ok bool) {
-	ps, ok := devMountPoints()
-	if !ok || !p.isDir("/dev") || !p.isDir("/dev/shm") {
+	if !p.isDir("/dev") || !p.isDir("/dev/shm") {
 		return nil, false
 	}
-	for _, mp := range ps {
+	for _, mp := range devMountPoints() {
 		if !p.fits(dest{path: mp.Path, link: mp.Link}) {
 			return nil, false
 		}

@@ -313,18 +313,20 @@ func (s *Sandbox) namespaceArgs() []string {
 }
 
 // devArgs make the jail's /dev where no devDir serves (a bot that is not
-// root, an image jail): the four devices programs use, /dev/random as a
-// link to urandom (the same device since Linux 5.6), the descriptor links
-// (/dev/shm is a bounded tmpfs: shmArgs). bwrap's --dev would add
-// /dev/tty and a private devpts (a node has no terminal) at two more
+// root, an image jail): the devices of devNodes, bound, and the links of
+// devLinks (/dev/shm is a bounded tmpfs: shmArgs). bwrap's --dev would
+// add /dev/tty and a private devpts (a node has no terminal) at two more
 // binds: every bind costs each start a pass over the mount table.
-var devArgs = []string{
-	"--dev-bind", "/dev/null", "/dev/null", "--dev-bind", "/dev/zero", "/dev/zero",
-	"--dev-bind", "/dev/full", "/dev/full", "--dev-bind", "/dev/urandom", "/dev/urandom",
-	"--symlink", "urandom", "/dev/random", "--symlink", "/proc/self/fd", "/dev/fd",
-	"--symlink", "/proc/self/fd/0", "/dev/stdin", "--symlink", "/proc/self/fd/1", "/dev/stdout",
-	"--symlink", "/proc/self/fd/2", "/dev/stderr",
-}
+var devArgs = func() []string {
+	var a []string
+	for _, n := range devNodes {
+		a = append(a, "--dev-bind", "/dev/"+n, "/dev/"+n)
+	}
+	for _, l := range devLinks {
+		a = append(a, "--symlink", l[1], "/dev/"+l[0])
+	}
+	return a
+}()
 
 // shmMax bounds /dev/shm, as container engines do by default.
 const shmMax = 64 << 20
