@@ -59,9 +59,9 @@ func BenchmarkChain(b *testing.B) {
 		// floor makes fewer files per node than the bot.
 		var f, o, s float64
 		bot := func() {
-			o = botPerNode(b, repo, nil)
+			o = botPerNode(b, repo, nil, runner.ImageOptions{})
 			if sb != nil {
-				s = botPerNode(b, repo, sb)
+				s = botPerNode(b, repo, sb, runner.ImageOptions{})
 			}
 		}
 		if round%2 == 0 {
@@ -92,16 +92,18 @@ func BenchmarkChain(b *testing.B) {
 	}
 }
 
-// botPerNode runs the chain and returns the median milliseconds between
-// consecutive node checkpoints.
-func botPerNode(b *testing.B, repo string, sb *sandbox.Sandbox) float64 {
+// botPerNode runs the chain, in the image images chooses (the zero value:
+// the host jail, or none without sb), and returns the median milliseconds
+// between consecutive node checkpoints.
+func botPerNode(b *testing.B, repo string, sb *sandbox.Sandbox, images runner.ImageOptions) float64 {
 	runDir := filepath.Join(b.TempDir(), "run")
 	_, res, err := runner.RunLocal(context.Background(), runner.LocalOptions{
 		RepoDir: repo, RunDir: runDir, DataDir: b.TempDir(),
-		Env: runner.EnvInputs{Host: sandbox.HostEnv(), Sandbox: sb},
+		Env:    runner.EnvInputs{Host: sandbox.HostEnv(), Sandbox: sb},
+		Images: images,
 	})
 	if err != nil || res.Status != attractor.StatusSuccess {
-		b.Fatalf("run: %v %+v", err, res)
+		b.Fatalf("run (image %q): %v %+v", images.Override, err, res)
 	}
 	return medianInterval(b, checkpointTimes(b, filepath.Join(runDir, "progress.ndjson")))
 }

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/kilroy-bot/kilroy-bot/attractor"
 	"github.com/kilroy-bot/kilroy-bot/bench/internal/fixture"
 	"github.com/kilroy-bot/kilroy-bot/runner"
 	"github.com/kilroy-bot/kilroy-bot/runner/image"
@@ -44,16 +43,7 @@ func BenchmarkChainImage(b *testing.B) {
 	}
 	repo := newRepo(b)
 	run := func(img string) float64 {
-		runDir := filepath.Join(b.TempDir(), "run")
-		_, res, err := runner.RunLocal(context.Background(), runner.LocalOptions{
-			RepoDir: repo, RunDir: runDir, DataDir: b.TempDir(),
-			Env:    runner.EnvInputs{Host: sandbox.HostEnv(), Sandbox: sb},
-			Images: runner.ImageOptions{Store: store, Override: img},
-		})
-		if err != nil || res.Status != attractor.StatusSuccess {
-			b.Fatalf("run in %s: %v %+v", img, err, res)
-		}
-		return medianInterval(b, checkpointTimes(b, filepath.Join(runDir, "progress.ndjson")))
+		return botPerNode(b, repo, sb, runner.ImageOptions{Store: store, Override: img})
 	}
 	run(ref) // the pull and unpack, untimed
 	var host, img, diff []float64
