@@ -125,9 +125,12 @@ func (w *writers) buffer(n int) *[]byte {
 }
 
 // submit queues a job for the goroutines. It reports a job's failure
-// seen so far, so that the unpacker stops early.
+// seen so far, so that the unpacker stops early; the job is then dropped,
+// its directory and buffer given back as a goroutine would.
 func (w *writers) submit(j *fileJob) error {
 	if w.failed.Load() {
+		j.dir.release()
+		w.bufs.Put(j.data)
 		return w.wait()
 	}
 	w.pending[j.rel] = true
