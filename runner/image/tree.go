@@ -18,7 +18,6 @@ import (
 // final link either. A link planted by one entry can therefore never carry
 // a later write outside the tree, or anywhere else inside it.
 type tree struct {
-	root    int
 	openat2 bool
 
 	rootDir *dirHandle
@@ -59,7 +58,7 @@ func openTree(dir string) (*tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", dir, err)
 	}
-	return &tree{root: fd, rootDir: newDirHandle(fd), openat2: true}, nil
+	return &tree{rootDir: newDirHandle(fd), openat2: true}, nil
 }
 
 func (t *tree) close() {
@@ -106,10 +105,10 @@ func (t *tree) handle(rel string, create bool) (*dirHandle, error) {
 // open is dir with a descriptor the caller closes.
 func (t *tree) open(rel string, create bool) (int, error) {
 	if rel == "" {
-		return unix.Dup(t.root)
+		return unix.Dup(t.rootDir.fd)
 	}
 	if t.openat2 {
-		fd, err := unix.Openat2(t.root, rel, &unix.OpenHow{
+		fd, err := unix.Openat2(t.rootDir.fd, rel, &unix.OpenHow{
 			Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_CLOEXEC,
 			Resolve: unix.RESOLVE_BENEATH | unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS | unix.RESOLVE_NO_XDEV,
 		})
@@ -128,7 +127,7 @@ func (t *tree) open(rel string, create bool) (int, error) {
 
 // walk opens rel one element at a time, refusing links.
 func (t *tree) walk(rel string, create bool) (int, error) {
-	fd, err := unix.Dup(t.root)
+	fd, err := unix.Dup(t.rootDir.fd)
 	if err != nil {
 		return -1, err
 	}
