@@ -111,7 +111,6 @@ func Open(root string, opts Options) (*Store, error) {
 // creating an image's files after removing another's several times
 // slower (BenchmarkFirstPullVsPodman). Elsewhere it does nothing.
 func spreadSubdirs(dir string) {
-	const topdirFlag = 0x20000 // FS_TOPDIR_FL in linux/fs.h
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
 	if err != nil {
 		return
@@ -123,6 +122,9 @@ func spreadSubdirs(dir string) {
 	}
 	unix.IoctlSetPointerInt(fd, unix.FS_IOC_SETFLAGS, int(flags|topdirFlag))
 }
+
+// topdirFlag is FS_TOPDIR_FL in linux/fs.h (golang.org/x/sys has none).
+const topdirFlag = 0x20000
 
 // Platform is the platform the store pulls for, "os/arch[/variant]".
 func (s *Store) Platform() string { return s.platform.String() }
