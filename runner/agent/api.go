@@ -28,7 +28,7 @@ func (a *Agent) runAPI(ctx context.Context, req attractor.AgentRequest, sel sele
 	}
 	s := &session{
 		p:     retrying{p: a.provider(sel, key), retries: a.lim.ProviderRetries, base: time.Duration(a.lim.RetryBackoff), maxWait: time.Duration(a.lim.RetryMaxBackoff), log: log},
-		tools: a.apiTools(req, ws), tr: tr, log: log,
+		tools: a.apiTools(req, ws, jail), tr: tr, log: log,
 		model: sel.model, effort: sel.effort, system: systemPrompt(req, jail), maxTokens: sel.b.MaxTokens,
 		maxTurns: a.lim.MaxTurns, maxRounds: a.lim.MaxToolRounds,
 		meter: req.Usage, costOf: func(u Usage) (float64, bool) { return sel.b.cost(sel.model, u) },
@@ -126,10 +126,12 @@ func (a *Agent) provider(sel selection, key string) Provider {
 	return newOpenAI(sel.b.BaseURL, key, a.deps.HTTP)
 }
 
-func (a *Agent) apiTools(req attractor.AgentRequest, ws *workspace) *toolbox {
+// apiTools are the API loop's tools in ws; the shell runs in jail, the
+// node's (nil: no sandbox).
+func (a *Agent) apiTools(req attractor.AgentRequest, ws *workspace, jail *sandbox.Jail) *toolbox {
 	return newToolbox(
 		readFile{ws}, writeFile{ws}, editFile{ws},
-		shellTool{dir: ws.dir, env: a.toolEnv(req), jail: a.jail(req), timeout: time.Duration(a.lim.ShellTimeout), maxTimeout: time.Duration(a.lim.ShellMaxTimeout)},
+		shellTool{dir: ws.dir, env: a.toolEnv(req), jail: jail, timeout: time.Duration(a.lim.ShellTimeout), maxTimeout: time.Duration(a.lim.ShellMaxTimeout)},
 		globTool{ws}, grepTool{ws},
 	)
 }

@@ -38,7 +38,7 @@ func TestEnvironmentParity(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer wsp.Close()
-	r := call(t, a.apiTools(req, wsp), "shell", map[string]any{"command": "env"})
+	r := call(t, a.apiTools(req, wsp, a.jail(req)), "shell", map[string]any{"command": "env"})
 	if r.IsError || !strings.HasPrefix(r.Content, "exit code 0") {
 		t.Fatalf("shell tool: %+v", r)
 	}
