@@ -112,8 +112,7 @@ func testSandboxAttacks(t *testing.T, fork bool) {
 		e.waitSettled(sha, "kilroy/ci", "kilroy/ci/vet")
 	}
 	e.waitIdle()
-	sums := e.named(sha, "kilroy/ci")
-	sum := sums[len(sums)-1]
+	sum := e.newestSummary(sha)
 	id := runID(sum)
 	if row := nodeRow(sum.Summary, "attack"); len(row) < 3 || !strings.Contains(row[2], "success") {
 		t.Fatalf("the attack node did not run to its end (row %q):\n%s", row, sum.Summary)

@@ -38,8 +38,7 @@ func TestServeE2EAgentUsageAndBudget(t *testing.T) {
 	e.deliver("pull_request", e.openPR("opened", pr{number: 41, sha: sha, files: []string{"notes.txt"}}))
 	e.waitSettled(sha, "kilroy/ci")
 	e.waitIdle()
-	sums := e.named(sha, "kilroy/ci")
-	sum := sums[len(sums)-1]
+	sum := e.newestSummary(sha)
 	if sum.Conclusion != "failure" || !strings.HasPrefix(sum.Title, "budget-limited") {
 		t.Fatalf("kilroy/ci: %s %q, want a budget-limited failure:\n%s", sum.Conclusion, sum.Title, sum.Summary)
 	}
