@@ -95,14 +95,10 @@ func BenchmarkRunCachedImage(b *testing.B) {
 	runImage(b, repo, data, ref) // the pull
 	runImage(b, repo, data, "host")
 	reqs.Take()
-	var cpu time.Duration // of the last timed run
-	timed := func(image string) time.Duration {
-		c0 := cpuTime(b)
-		t0 := time.Now()
+	timed := func(image string) (wall, cpu time.Duration) {
+		c0, t0 := cpuTime(b), time.Now()
 		runImage(b, repo, data, image)
-		d := time.Since(t0)
-		cpu = cpuTime(b) - c0
-		return d
+		return time.Since(t0), cpuTime(b) - c0
 	}
 	var host, img []time.Duration
 	var ratio, cpuRatio []float64
@@ -110,13 +106,11 @@ func BenchmarkRunCachedImage(b *testing.B) {
 	for i := 0; b.Loop(); i++ {
 		var h, m, hc, mc time.Duration
 		if i%2 == 0 {
-			h = timed("host")
-			hc = cpu
-			m, mc = timed(ref), cpu
+			h, hc = timed("host")
+			m, mc = timed(ref)
 		} else {
-			m = timed(ref)
-			mc = cpu
-			h, hc = timed("host"), cpu
+			m, mc = timed(ref)
+			h, hc = timed("host")
 		}
 		host, img, ratio = append(host, h), append(img, m), append(ratio, float64(m)/float64(h))
 		cpuRatio = append(cpuRatio, float64(mc)/float64(hc))
