@@ -17,16 +17,38 @@ import (
 // imageMarker is a file only the test images hold.
 const imageMarker = "/opt/kilroy-test/cli-marker"
 
-// agentRuntime skips unless the CLIs' install directory is also an agent
-// runtime (bin/node beside node_modules), as scripts/install-agent-clis.sh
-// leaves it.
-func agentRuntime(t *testing.T, bin string) {
+// agentRuntime returns the CLIs' install directory (bin is a CLI there),
+// and skips unless it is also an agent runtime (bin/node beside
+// node_modules), as scripts/install-agent-clis.sh leaves it.
+func agentRuntime(t *testing.T, bin string) string {
 	t.Helper()
 	dir := strings.TrimSuffix(bin, filepath.Join("/node_modules", ".bin", filepath.Base(bin)))
 	if _, err := os.Stat(filepath.Join(dir, "bin", "node")); err != nil {
 		t.Skipf("%s is not an agent runtime (no bin/node): run scripts/install-agent-clis.sh again", dir)
 	}
+	return dir
 }
+
+// debianPATH is the PATH of the test images made from the Debian base.
+const debianPATH = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+// cliMarkerImage is base with imageMarker added: a file only the test
+// image holds.
+func cliMarkerImage(t *testing.T, base v1.Image) v1.Image {
+	t.Helper()
+	layer := imagetest.CachedLayer(t, "cli-marker-1", func(dir string) {
+		imagetest.WriteFile(t, dir, imageMarker, "IMAGE-MARKER\n", 0o644)
+	})
+	return imagetest.Extend(t, base, []string{debianPATH}, layer)
+}
+
+// runtimeProbe, run by an agent's shell tool, writes to hello.txt what the
+// shell sees of its image; runtimeProbeSaw is what it writes in an image
+// of cliMarkerImage without node, from the agent runtime.
+const (
+	runtimeProbe    = `{ echo hi; cat ` + imageMarker + `; command -v node || echo no-node; echo "ld=${LD_LIBRARY_PATH:-unset}"; } > hello.txt`
+	runtimeProbeSaw = "hi\nIMAGE-MARKER\nno-node\nld=unset\n"
+)
 
 // Each real CLI runs a node in an image of the Debian base, which has
 // neither node nor the CLIs, from the bot's agent runtime: the CLIs'
@@ -37,26 +59,23 @@ func agentRuntime(t *testing.T, bin string) {
 func TestRealCLIsInImage(t *testing.T) {
 	needSandbox(t)
 	base, _ := imagetest.DebianBase(t)
+	bins := map[string]string{}
 	for _, c := range []cliUnderTest{claudeCLI, codexCLI, geminiCLI} {
-		agentRuntime(t, agentCLIDir(t, c.program))
+		bins[c.program] = agentCLIDir(t, c.program)
+		agentRuntime(t, bins[c.program])
 	}
-	layer := imagetest.CachedLayer(t, "cli-marker-1", func(dir string) {
-		imagetest.WriteFile(t, dir, imageMarker, "IMAGE-MARKER\n", 0o644)
-	})
-	img := imagetest.Extend(t, base, []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, layer)
 	ref := imagetest.Registry(t) + "/test/debian-cli:1"
-	imagetest.Push(t, ref, img)
+	imagetest.Push(t, ref, cliMarkerImage(t, base))
 	srv, network := modelServer(t)
 	for _, c := range []cliUnderTest{claudeCLI, codexCLI, geminiCLI} {
 		t.Run(c.cli, func(t *testing.T) {
-			c.bin, c.sandbox, c.network = agentCLIDir(t, c.program), true, network
-			probe := `{ echo hi; cat ` + imageMarker + `; command -v node || echo no-node; echo "ld=${LD_LIBRARY_PATH:-unset}"; } > hello.txt`
+			c.bin, c.sandbox, c.network = bins[c.program], true, network
 			runCLICase(t, srv, c, cliCase{
 				name:        "in image",
-				turns:       []agenttest.Turn{c.shell.turn(probe), agenttest.Text("Created hello.txt. OUTCOME:SUCCESS")},
+				turns:       []agenttest.Turn{c.shell.turn(runtimeProbe), agenttest.Text("Created hello.txt. OUTCOME:SUCCESS")},
 				config:      "version: 1\nimage: " + ref + "\n",
 				wantClasses: []string{""}, wantCommit: true,
-				wantHello: "hi\nIMAGE-MARKER\nno-node\nld=unset\n",
+				wantHello: runtimeProbeSaw,
 			})
 		})
 	}
@@ -71,15 +90,14 @@ func TestRealCLIFromConfiguredRuntime(t *testing.T) {
 	base, _ := imagetest.DebianBase(t)
 	c := codexCLI
 	bin := agentCLIDir(t, c.program)
-	agentRuntime(t, bin)
+	runtimeDir := agentRuntime(t, bin)
 	if p, err := exec.LookPath(c.program); err == nil {
 		t.Skipf("%s is on this test's PATH (%s): the bare name would find the host's copy", c.program, p)
 	}
 	reg := imagetest.Registry(t)
 	srv, network := modelServer(t)
 	c.bin, c.sandbox, c.network = c.program, true, network
-	c.runtime = strings.TrimSuffix(bin, filepath.Join("/node_modules", ".bin", c.program))
-	const path = "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+	c.runtime = runtimeDir
 	npmScript := imagetest.CachedLayer(t, "codex-without-node-1", func(dir string) {
 		imagetest.WriteFile(t, dir, "usr/local/bin/codex", "#!/usr/bin/env node\nthrow new Error('the image copy ran')\n", 0o755)
 	})
@@ -87,8 +105,8 @@ func TestRealCLIFromConfiguredRuntime(t *testing.T) {
 		name string
 		img  func() v1.Image
 	}{
-		{name: "not in the image", img: func() v1.Image { return imagetest.Extend(t, base, []string{path}) }},
-		{name: "npm script without node", img: func() v1.Image { return imagetest.Extend(t, base, []string{path}, npmScript) }},
+		{name: "not in the image", img: func() v1.Image { return imagetest.Extend(t, base, []string{debianPATH}) }},
+		{name: "npm script without node", img: func() v1.Image { return imagetest.Extend(t, base, []string{debianPATH}, npmScript) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ref := reg + "/test/debian-" + strings.ReplaceAll(tc.name, " ", "-") + ":1"
@@ -184,11 +202,8 @@ console.log("OUTCOME:SUCCESS");
 	if err := os.Symlink("../probe/probe.js", filepath.Join(rt, "node_modules", ".bin", "probe")); err != nil {
 		t.Fatal(err)
 	}
-	layer := imagetest.CachedLayer(t, "cli-marker-1", func(dir string) {
-		imagetest.WriteFile(t, dir, imageMarker, "IMAGE-MARKER\n", 0o644)
-	})
 	ref := imagetest.Registry(t) + "/test/debian-node-probe:1"
-	imagetest.Push(t, ref, imagetest.Extend(t, base, []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, layer))
+	imagetest.Push(t, ref, cliMarkerImage(t, base))
 	repo := newRepo(t, map[string]string{
 		".kilroy/config.yml": "version: 1\nimage: " + ref + "\n",
 		".kilroy/ci.dot": dotFor(`  fix [shape=box, prompt="probe"]

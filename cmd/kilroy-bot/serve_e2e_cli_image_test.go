@@ -2,7 +2,6 @@ package main
 
 import (
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -21,22 +20,17 @@ func TestServeE2ERealCLIInImageFromRuntime(t *testing.T) {
 	needSandbox(t)
 	c := codexCLI
 	bin := agentCLIDir(t, c.program)
-	agentRuntime(t, bin)
+	runtimeDir := agentRuntime(t, bin)
 	if p, err := exec.LookPath(c.program); err == nil {
 		t.Skipf("%s is on this test's PATH (%s): the bare name would find the host's copy", c.program, p)
 	}
-	runtimeDir := strings.TrimSuffix(bin, filepath.Join("/node_modules", ".bin", c.program))
 	base, _ := imagetest.DebianBase(t)
-	layer := imagetest.CachedLayer(t, "cli-marker-1", func(dir string) {
-		imagetest.WriteFile(t, dir, imageMarker, "IMAGE-MARKER\n", 0o644)
-	})
 	reg := imagetest.Registry(t)
 	ref := reg + "/team/debian-cli:1"
-	imagetest.Push(t, ref, imagetest.Extend(t, base, []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}, layer))
+	imagetest.Push(t, ref, cliMarkerImage(t, base))
 
 	srv, network := modelServer(t)
-	probe := `{ echo hi; cat ` + imageMarker + `; command -v node || echo no-node; echo "ld=${LD_LIBRARY_PATH:-unset}"; } > hello.txt`
-	srv.Reset(c.shell.turn(probe), agenttest.Text("Created hello.txt. OUTCOME:SUCCESS"))
+	srv.Reset(c.shell.turn(runtimeProbe), agenttest.Text("Created hello.txt. OUTCOME:SUCCESS"))
 	t.Setenv(c.keyEnv, c.key)
 	command := `["` + c.program + `", ` + quotedList(c.command[1:]) + `]`
 	policy := "images:\n  allow: [\"" + reg + "/team/**\"]\n" +
@@ -64,7 +58,7 @@ func TestServeE2ERealCLIInImageFromRuntime(t *testing.T) {
 	if srv.Calls() < 2 {
 		t.Errorf("the fake model server saw %d calls, want the script's 2", srv.Calls())
 	}
-	want := "hi\nIMAGE-MARKER\nno-node\nld=unset\n"
+	want := runtimeProbeSaw
 	if got := e.repo.Git(t, "show", "kilroy/run/ci/"+runID(sum)+":hello.txt") + "\n"; got != want {
 		t.Errorf("hello.txt on the run branch is %q, want %q", got, want)
 	}
