@@ -213,7 +213,7 @@ func (f *localFlags) options(stderr io.Writer) (runner.LocalOptions, error) {
 	where := f.agents + ", the file --agents names"
 	caps := appserver.Caps{MaxRunCostUSD: cfg.Budgets.PerRunUSD, MaxRunTokens: cfg.Budgets.PerRunTokens, BudgetFile: f.agents}
 	o.CapBudgets = caps.ClampBudgets
-	rtCache, err := filepath.Abs(filepath.Join(f.dataDir, "agent-runtime"))
+	rtCache, err := agentRuntimeCache(f.dataDir)
 	if err != nil {
 		return o, err
 	}
@@ -417,4 +417,15 @@ func unseenLine(paths []string) string {
 		names, more = paths[:3], fmt.Sprintf(" and %d more", len(paths)-3)
 	}
 	return fmt.Sprintf("kilroy-bot run: uncommitted changes to %s%s are not in this run, which reads HEAD: commit them to run them", strings.Join(names, ", "), more)
+}
+
+// agentRuntimeCache is where the agent runtime's ported programs
+// (agents.runtime) are kept in dataDir: an absolute path, as jails bind
+// them by it.
+func agentRuntimeCache(dataDir string) (string, error) {
+	p, err := filepath.Abs(filepath.Join(dataDir, "agent-runtime"))
+	if err != nil {
+		return "", fmt.Errorf("the agent runtime's directory in the data dir %s: %w", dataDir, err)
+	}
+	return p, nil
 }

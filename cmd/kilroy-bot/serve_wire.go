@@ -205,13 +205,11 @@ func secretValues(cfg serveConfig) []string {
 // newAgentFactory builds each run's coding agent from the server policy's
 // backends, with the run's artifact-policy environment.
 func newAgentFactory(w wired, env runner.EnvInputs) runner.AgentFactory {
-	// The agent runtime's ported programs (agents.runtime), bound into
-	// jails by absolute path.
-	rtCache, err := filepath.Abs(filepath.Join(w.Config.DataDir, "agent-runtime"))
-	if err != nil {
-		rtCache = filepath.Join(w.Config.DataDir, "agent-runtime") // reported when a run needs it
-	}
+	rtCache, rtErr := agentRuntimeCache(w.Config.DataDir)
 	return func(policyEnv map[string]string, managedRoots, caches string, sb *sandbox.Sandbox) (attractor.Agent, error) {
+		if rtErr != nil {
+			return nil, rtErr
+		}
 		a, err := agent.New(w.Config.Policy.Agents, agent.Deps{
 			HostEnv: env.Host, Policy: policyEnv, SecretNames: env.SecretNames, SecretValues: env.SecretValues,
 			Logger: w.Logger, Sandbox: sb, ManagedRoots: managedRoots, Caches: caches, Where: agent.ServePolicy,
