@@ -182,12 +182,15 @@ func mustRead(t *testing.T, path string) string {
 func TestStreamsShareLooks(t *testing.T) {
 	runsDir, f := newRun(t)
 	writeFullRun(f)
-	var loads atomic.Int64 // Source is called once per Load
+	const viewers, every, watch = 20, 50 * time.Millisecond, 1200 * time.Millisecond
+	var loads atomic.Int64         // Source is called once per Load
+	started := make(chan struct{}) // closed at the viewers' first looks
 	p := newPages(t, runsDir, runpage.Options{Source: func(string) runpage.Source {
-		loads.Add(1)
+		if loads.Add(1) == viewers {
+			close(started)
+		}
 		return runpage.Source{}
 	}})
-	const viewers, every, watch = 20, 50 * time.Millisecond, 1200 * time.Millisecond
 	ctx, cancel := context.WithTimeout(t.Context(), watch)
 	defer cancel()
 	recs := make([]*httptest.ResponseRecorder, viewers)
@@ -196,7 +199,11 @@ func TestStreamsShareLooks(t *testing.T) {
 		recs[i] = httptest.NewRecorder()
 		wg.Go(func() { _ = p.Stream(ctx, recs[i], runID, "", every) })
 	}
-	time.Sleep(watch / 2)
+	select {
+	case <-started:
+	case <-ctx.Done():
+		t.Fatalf("the %d streams had not all made their first look within %v", viewers, watch)
+	}
 	fh, err := os.OpenFile(filepath.Join(runsDir, runID, "nodes/lint/stdout.log"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
