@@ -332,7 +332,7 @@ func copyFile(p, src string) error {
 		return err
 	}
 	defer in.Close()
-	return writeAtomic(p, 0o755, func(out *os.File) error {
+	return writeNew(p, 0o755, func(out *os.File) error {
 		_, err := io.Copy(out, in)
 		return err
 	})

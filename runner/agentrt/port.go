@@ -111,7 +111,7 @@ func portELF(src, dst, interp string) error {
 	if _, err := in.Seek(0, io.SeekStart); err != nil {
 		return err
 	}
-	return writeAtomic(dst, 0o755, func(out *os.File) error {
+	return writeNew(dst, 0o755, func(out *os.File) error {
 		if _, err := io.Copy(out, in); err != nil {
 			return err
 		}
@@ -215,24 +215,24 @@ func findLib(name string) (string, error) {
 	return "", fmt.Errorf("library %s not found on this host (in %s)", name, strings.Join(libDirs(), ", "))
 }
 
-// writeAtomic makes p, with mode, from what write puts in a temporary
-// file beside it.
-func writeAtomic(p string, mode os.FileMode, write func(*os.File) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(p), "."+filepath.Base(p)+".*")
+// writeNew makes p, which must not exist yet, with mode, from what write
+// puts in it; p is removed again when write fails. fill writes into a
+// directory of its own that is published whole by one rename, so no
+// file needs a rename of its own.
+func writeNew(p string, mode os.FileMode, write func(*os.File) error) error {
+	out, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
+	err = out.Chmod(mode) // whatever the umask
+	if err == nil {
+		err = write(out)
 	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
+	if cerr := out.Close(); err == nil {
+		err = cerr
 	}
-	if err := tmp.Close(); err != nil {
-		return err
+	if err != nil {
+		os.Remove(p)
 	}
-	return os.Rename(tmp.Name(), p)
+	return err
 }
