@@ -309,7 +309,7 @@ func fingerprint(paths ...string) (string, error) {
 // the host's glibc build, and the bot does not run it on a musl
 // userland, where it is untested.
 func Unfit(has func(string) bool, inv Invocation) string {
-	if musl := "/lib/ld-musl-" + muslArch() + ".so.1"; inv.Loader != "" && has(musl) && !has(inv.Loader) {
+	if musl := "/lib/ld-musl-" + machine() + ".so.1"; inv.Loader != "" && has(musl) && !has(inv.Loader) {
 		return fmt.Sprintf("the image is musl-based (it has %s and no glibc loader %s), and the bot's agent runtime is a glibc build", musl, inv.Loader)
 	}
 	if !has("/bin/sh") {
@@ -318,7 +318,10 @@ func Unfit(has func(string) bool, inv Invocation) string {
 	return ""
 }
 
-func muslArch() string {
+// machine is the host's architecture as the kernel and the toolchains
+// name it (x86_64, aarch64): in the names of loaders and library
+// directories.
+func machine() string {
 	if a, ok := map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[runtime.GOARCH]; ok {
 		return a
 	}

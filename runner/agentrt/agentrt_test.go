@@ -277,7 +277,7 @@ func TestDetect(t *testing.T) {
 // glibc-based ones and those with neither loader.
 func TestUnfit(t *testing.T) {
 	const glibc = "/lib64/ld-linux-x86-64.so.2"
-	musl := "/lib/ld-musl-" + muslArch() + ".so.1"
+	musl := "/lib/ld-musl-" + machine() + ".so.1"
 	for _, tc := range []struct {
 		name   string
 		files  []string

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 )
 
@@ -167,7 +166,7 @@ func dynamicSlots(dyn []byte) (strtab uint64, debugAt uint64, err error) {
 
 // libDirs are where the host's loader finds libraries by default.
 func libDirs() []string {
-	triple := map[string]string{"amd64": "x86_64-linux-gnu", "arm64": "aarch64-linux-gnu"}[runtime.GOARCH]
+	triple := machine() + "-linux-gnu"
 	return []string{"/lib/" + triple, "/usr/lib/" + triple, "/lib64", "/usr/lib64", "/lib", "/usr/lib"}
 }
 
