@@ -174,15 +174,26 @@ func newReplicasTest(t *testing.T) (c *composeTest, pgImage, second string) {
 // it holds, failing t with the containers' logs after imageWait.
 func (c *composeTest) waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(imageWait)
+	c.waitWithin(t, imageWait, what, cond, nil)
+}
+
+// waitWithin polls cond every second for at most d, and fails naming what
+// it waited for, with more (when not nil) and the containers' last log
+// lines.
+func (c *composeTest) waitWithin(t *testing.T, d time.Duration, what string, cond func() bool, more func() string) {
+	t.Helper()
+	deadline := time.Now().Add(d)
 	for !cond() {
 		if time.Now().After(deadline) {
-			var logs []byte
-			for _, id := range c.containers(t) {
-				out, _ := exec.Command("podman", "logs", "--tail", "40", id).CombinedOutput()
-				logs = append(logs, out...)
+			var b strings.Builder
+			if more != nil {
+				b.WriteString(more())
 			}
-			t.Fatalf("waited %s for %s; container logs:\n%s", imageWait, what, logs)
+			b.WriteString("container logs:\n")
+			for _, id := range c.containers(t) {
+				b.WriteString(logs(id, "40"))
+			}
+			t.Fatalf("waited %s for %s; %s", d, what, b.String())
 		}
 		time.Sleep(time.Second) // polling containers, not synchronising goroutines
 	}

@@ -121,14 +121,11 @@ func TestComposeReplicaTakeoverCompletesChecks(t *testing.T) {
 	}
 	t.Logf("run %s: killed %s in node slow; %s takes it over", id, killed, survivor)
 
-	deadline := time.Now().Add(takeoverWait)
-	for !allCompleted(checks()) {
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %s for every check on %.7s to complete after the kill:\n%s\n%s's log:\n%s", takeoverWait, sha,
-				describe(checks()), survivor, logs(survivor, "100"))
-		}
-		time.Sleep(time.Second) // polling the fake for containers' work, not synchronising goroutines
-	}
+	c.waitWithin(t, takeoverWait, fmt.Sprintf("every check on %.7s to complete after the kill", sha),
+		func() bool { return allCompleted(checks()) },
+		func() string {
+			return "the checks:\n" + describe(checks()) + survivor + "'s log:\n" + logs(survivor, "100")
+		})
 	t.Logf("every check on %.7s completed; %s is %s", sha, killed,
 		strings.TrimSpace(run(t, "podman", "inspect", "--format", "{{.State.Status}}", killed)))
 	// One check each, of the one run: the takeover resumed it, and neither
