@@ -98,19 +98,39 @@ func authKeys(target authn.Resource) []string {
 // httpGuard refuses plain HTTP to any host but the registries listed as
 // insecure and loopback addresses. go-containerregistry also falls back to
 // HTTP for private (RFC 1918) addresses; a server's policy names them.
+//
+// It also spares a loopback registry the HTTPS half of its version check.
+// go-containerregistry tries "https://HOST/v2/" first and plain HTTP only
+// when that fails, although every later request to a loopback registry is
+// plain HTTP (name.Registry.Scheme), so an HTTPS answer could not have
+// served the pull anyway: failing it at once saves a connection and a
+// failed TLS handshake, about half the cost of resolving a tag there.
 type httpGuard struct {
 	next     http.RoundTripper
 	insecure map[string]bool
 }
 
+// errLoopbackTLS fails the HTTPS version check of a loopback registry.
+var errLoopbackTLS = errors.New("loopback registries are reached over plain HTTP")
+
 func (g httpGuard) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.URL.Scheme == "http" && !g.insecure[req.URL.Host] && !loopback(req.URL.Hostname()) {
-		if req.Body != nil {
-			req.Body.Close()
-		}
+	switch {
+	case req.URL.Scheme == "http" && !g.insecure[req.URL.Host] && !loopback(req.URL.Hostname()):
+		closeBody(req)
 		return nil, fmt.Errorf("%w: %s (list it as an insecure registry to allow it)", ErrInsecure, req.URL.Host)
+	case req.URL.Scheme == "https" && req.URL.Path == "/v2/" && loopback(req.URL.Hostname()):
+		closeBody(req)
+		return nil, errLoopbackTLS
 	}
 	return g.next.RoundTrip(req)
+}
+
+// closeBody closes the body of a request the guard does not send, as a
+// RoundTripper must.
+func closeBody(req *http.Request) {
+	if req.Body != nil {
+		req.Body.Close()
+	}
 }
 
 // loopback: "localhost", "*.localhost" and loopback addresses.

@@ -129,14 +129,17 @@ func TestHTTPGuard(t *testing.T) {
 		return nil, errors.New("sent")
 	}), insecure: map[string]bool{"ok.test:5000": true}}
 	for url, want := range map[string]error{
-		"http://evil.test:5000/v2/":  ErrInsecure,
-		"http://10.0.0.1/v2/":        ErrInsecure,
-		"http://ok.test:5000/v2/":    nil,
-		"http://ok.test/v2/":         ErrInsecure, // another port
-		"http://127.0.0.1:1234/v2/":  nil,
-		"http://[::1]:1234/v2/":      nil,
-		"http://localhost:1234/v2/":  nil,
-		"https://evil.test:5000/v2/": nil,
+		"http://evil.test:5000/v2/":               ErrInsecure,
+		"http://10.0.0.1/v2/":                     ErrInsecure,
+		"http://ok.test:5000/v2/":                 nil,
+		"http://ok.test/v2/":                      ErrInsecure, // another port
+		"http://127.0.0.1:1234/v2/":               nil,
+		"http://[::1]:1234/v2/":                   nil,
+		"http://localhost:1234/v2/":               nil,
+		"https://evil.test:5000/v2/":              nil,
+		"https://127.0.0.1:1234/v2/":              errLoopbackTLS, // the version check only
+		"https://[::1]:1234/v2/":                  errLoopbackTLS,
+		"https://127.0.0.1:1234/v2/r/manifests/1": nil,
 	} {
 		req, _ := http.NewRequest(http.MethodGet, url, nil)
 		before := dialed
@@ -153,3 +156,30 @@ func TestHTTPGuard(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Resolving a tag on a loopback registry checks its version over plain
+// HTTP only: no connection opens with a TLS handshake, which could not
+// have served the pull (every later request there is plain HTTP), and the
+// tag still resolves, with credentials too.
+func TestLoopbackResolveTriesNoTLS(t *testing.T) {
+	for _, auth := range []bool{false, true} {
+		reg := newRegistry(t)
+		var opts Options
+		if auth {
+			reg.user, reg.pass = "kilroy", "pw"
+			opts.AuthFile = authFile(t, reg.host, reg.user, reg.pass)
+		}
+		ref := reg.push(t, "tools:1", imageOf(t, testPlatform, layer(t, file("a", "1"))))
+		reg.tlsHellos.Store(0)
+		// A transport of its own: no connection kept from the push.
+		opts.Transport = http.DefaultTransport.(*http.Transport).Clone()
+		s := openStore(t, t.TempDir(), opts)
+		got, err := s.Resolve(context.Background(), ref)
+		if err != nil || got.Digest == "" {
+			t.Fatalf("auth %v: Resolve = %+v, %v", auth, got, err)
+		}
+		if n := reg.tlsHellos.Load(); n != 0 {
+			t.Errorf("auth %v: %d connections to the loopback registry opened with a TLS handshake, want 0", auth, n)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"io/fs"
 	"log"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -134,15 +136,51 @@ type testRegistry struct {
 	lies     map[string][]byte        // digest → what to serve instead
 	served   map[string]int64         // digest → bytes of blob bodies written
 	hold     map[string]chan struct{} // digest → blob GETs wait for it to close
+
+	tlsHellos atomic.Int32 // connections that opened with a TLS handshake
+}
+
+// helloCounter counts the connections whose first byte is a TLS handshake
+// record's (a client trying HTTPS on the plain HTTP server).
+type helloCounter struct {
+	net.Listener
+	n *atomic.Int32
+}
+
+func (l helloCounter) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &firstByteConn{Conn: c, n: l.n}, nil
+}
+
+type firstByteConn struct {
+	net.Conn
+	n    *atomic.Int32
+	seen bool
+}
+
+func (c *firstByteConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if !c.seen && n > 0 {
+		c.seen = true
+		if p[0] == 0x16 { // TLS record type: handshake
+			c.n.Add(1)
+		}
+	}
+	return n, err
 }
 
 func newRegistry(t testing.TB) *testRegistry {
 	t.Helper()
 	r := &testRegistry{lies: map[string][]byte{}, served: map[string]int64{}, hold: map[string]chan struct{}{}}
 	inner := registry.New(registry.Logger(log.New(io.Discard, "", 0)))
-	r.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+	r.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		r.serve(w, req, inner)
 	}))
+	r.srv.Listener = helloCounter{Listener: r.srv.Listener, n: &r.tlsHellos}
+	r.srv.Start()
 	t.Cleanup(r.srv.Close)
 	r.host = strings.TrimPrefix(r.srv.URL, "http://")
 	return r
