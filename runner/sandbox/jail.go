@@ -50,6 +50,10 @@ type Config struct {
 	// StateDir is a directory the bot owns where the sandbox keeps the
 	// passwd and group files it shows nodes. Created when missing.
 	StateDir string
+	// OneRun says the Sandbox serves a single run after its SelfTest (a
+	// local `kilroy-bot run`): with network public it makes one spare
+	// namespace ahead, for that run, and no more (see netPool).
+	OneRun bool
 }
 
 // Sandbox starts node processes in a bubblewrap jail: new user, pid, ipc,

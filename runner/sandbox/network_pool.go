@@ -26,15 +26,21 @@ const netIdle = 30 * time.Second
 // no jail starts before its request is known (jail_run.go); a run's
 // first jail starts cold in the namespace, the next ones prewarmed in it
 // (startWarmInNet).
+//
+// A pool of a single run (Config.OneRun) makes its spare once: the run
+// takes it, and a namespace made after would only be closed unused,
+// having taken a core from the run while pasta started.
 type netPool struct {
-	cfg  netConfig
-	idle time.Duration
+	cfg    netConfig
+	idle   time.Duration
+	oneRun bool
 
 	mu         sync.Mutex
 	nets       map[string]*netEntry
 	spare      *runNS
 	spareTimer *time.Timer
 	making     bool // a spare is being made
+	spares     int  // spares begun
 	closed     bool
 }
 
@@ -46,8 +52,8 @@ type netEntry struct {
 	timer *time.Timer // armed while refs is 0
 }
 
-func newNetPool(cfg netConfig) *netPool {
-	return &netPool{cfg: cfg, idle: netIdle, nets: map[string]*netEntry{}}
+func newNetPool(cfg netConfig, oneRun bool) *netPool {
+	return &netPool{cfg: cfg, idle: netIdle, oneRun: oneRun, nets: map[string]*netEntry{}}
 }
 
 // netLease is a jail's hold on its run's namespace. A nil lease (network
@@ -140,8 +146,10 @@ func (p *netPool) takeSpare() (*runNS, error) {
 	if p.spareTimer != nil {
 		p.spareTimer.Stop()
 	}
-	refill := !p.making && !p.closed
-	p.making = p.making || refill
+	refill := !p.making && !p.closed && (!p.oneRun || p.spares == 0)
+	if refill {
+		p.making, p.spares = true, p.spares+1
+	}
 	p.mu.Unlock()
 	if refill {
 		go p.makeSpare()
@@ -249,7 +257,7 @@ func (s *Sandbox) initNetwork(cfg Config) error {
 	if nc.host, err = openOwnNetns(); err != nil {
 		return err
 	}
-	s.nets = newNetPool(nc)
+	s.nets = newNetPool(nc, cfg.OneRun)
 	return nil
 }
 
