@@ -240,8 +240,8 @@ func (f *localFlags) sandbox(host map[string]string, p sandboxPolicy, stderr io.
 	if err != nil {
 		dataDir = f.dataDir
 	}
-	// One run per process (run, resume): no network namespace made ahead
-	// for a next run.
+	// One run per process (run, resume): one network namespace, the
+	// self-test's, for the run.
 	cfg := sandbox.Config{PATH: host["PATH"], StateDir: filepath.Join(dataDir, "sandbox"), Hidden: []string{dataDir}, OneRun: true}
 	if cfg.Network, err = sandbox.ParseNetwork(string(p.Network)); err != nil {
 		return nil, fmt.Errorf("%s: sandbox.network: %w", f.agents, err)

@@ -51,8 +51,9 @@ type Config struct {
 	// passwd and group files it shows nodes. Created when missing.
 	StateDir string
 	// OneRun says the Sandbox serves a single run after its SelfTest (a
-	// local `kilroy-bot run`): with network public it makes one spare
-	// namespace ahead, for that run, and no more (see netPool).
+	// local `kilroy-bot run`): with network public, the self-test's jail
+	// and the run's share one namespace, and none is made ahead (see
+	// netPool).
 	OneRun bool
 }
 

@@ -27,9 +27,12 @@ const netIdle = 30 * time.Second
 // first jail starts cold in the namespace, the next ones prewarmed in it
 // (startWarmInNet).
 //
-// A pool of a single run (Config.OneRun) makes its spare once: the run
-// takes it, and a namespace made after would only be closed unused,
-// having taken a core from the run while pasta started.
+// A pool of a single run (Config.OneRun) has one namespace, whatever the
+// key: the self-test's jail is in it first (the bot's own command, whose
+// processes have all ended by then: a jail has no capability over the
+// namespace, so nothing of it stays), then the run's. It makes no spare:
+// each would be one more pasta to start and, at the end, to wait for,
+// which takes longer than its start.
 type netPool struct {
 	cfg    netConfig
 	idle   time.Duration
@@ -40,7 +43,6 @@ type netPool struct {
 	spare      *runNS
 	spareTimer *time.Timer
 	making     bool // a spare is being made
-	spares     int  // spares begun
 	closed     bool
 }
 
@@ -70,6 +72,9 @@ type netLease struct {
 func (p *netPool) lease(run string) (*netLease, error) {
 	if p == nil {
 		return nil, nil
+	}
+	if p.oneRun {
+		run = ""
 	}
 	p.mu.Lock()
 	e, ok := p.nets[run]
@@ -146,10 +151,8 @@ func (p *netPool) takeSpare() (*runNS, error) {
 	if p.spareTimer != nil {
 		p.spareTimer.Stop()
 	}
-	refill := !p.making && !p.closed && (!p.oneRun || p.spares == 0)
-	if refill {
-		p.making, p.spares = true, p.spares+1
-	}
+	refill := !p.making && !p.closed && !p.oneRun
+	p.making = p.making || refill
 	p.mu.Unlock()
 	if refill {
 		go p.makeSpare()
@@ -223,9 +226,13 @@ func (p *netPool) closeIdle() {
 		}
 	}
 	p.mu.Unlock()
+	// At once: each waits for its pasta to be reaped, which takes tens of
+	// milliseconds (its tap device goes).
+	var wg sync.WaitGroup
 	for _, n := range idle {
-		n.close()
+		wg.Go(n.close)
 	}
+	wg.Wait()
 }
 
 // initNetwork sets s's network mode from cfg; for public it finds pasta

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -9,28 +10,37 @@ import (
 	"time"
 )
 
-// A Sandbox of one run (a local `kilroy-bot run`) starts pasta for its
-// self-test and for the one spare the run takes, and no more; a server's
-// makes the next spare as soon as a run took the last. Counted by a
-// pasta that logs each start and runs the real one.
-func TestOneRunMakesOneSpare(t *testing.T) {
+// A Sandbox of one run (a local `kilroy-bot run`) starts one pasta: the
+// run's jails join the namespace its self-test checked, whatever their
+// run. A server's Sandbox makes the next spare as soon as a run takes
+// the last: four pastas for the self-test and two runs. Close ends them
+// all before it returns.
+// Counted by a pasta that logs its pid and runs the real one.
+func TestOneRunHasOneNamespace(t *testing.T) {
 	pasta, err := findTool("", "pasta", HostEnv()["PATH"], "")
 	if err != nil {
 		t.Skip("no pasta here: " + PastaFix)
 	}
 	for _, tc := range []struct {
 		oneRun bool
-		want   int // pastas started: the self-test's, the spare, the next spare
-	}{{true, 2}, {false, 3}} {
+		want   int // pastas started
+	}{{true, 1}, {false, 4}} {
 		dir := t.TempDir()
-		log := filepath.Join(dir, "starts")
+		log := filepath.Join(dir, "pids")
 		wrapper := filepath.Join(dir, "pasta")
-		if err := os.WriteFile(wrapper, []byte("#!/bin/sh\necho start >> "+log+"\nexec "+pasta+" \"$@\"\n"), 0o755); err != nil {
+		if err := os.WriteFile(wrapper, []byte("#!/bin/sh\necho $$ >> "+log+"\nexec "+pasta+" \"$@\"\n"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		s := newTestSandbox(t, Config{Network: NetworkPublic, Pasta: wrapper, OneRun: tc.oneRun})
+		s, err := New(Config{Network: NetworkPublic, PATH: HostEnv()["PATH"], StateDir: t.TempDir(), Pasta: wrapper, OneRun: tc.oneRun})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SelfTest(context.Background()); err != nil {
+			s.Close()
+			t.Fatal(err)
+		}
 		p := s.nets
-		spareReady := func() bool {
+		spareReady := func() bool { // once no spare is being made
 			deadline := time.Now().Add(30 * time.Second)
 			for time.Now().Before(deadline) {
 				p.mu.Lock()
@@ -44,22 +54,38 @@ func TestOneRunMakesOneSpare(t *testing.T) {
 			t.Fatal("the spare took over 30 s")
 			return false
 		}
-		if !spareReady() {
-			t.Fatalf("one run %v: no spare after the self-test", tc.oneRun)
-		}
-		j := &Jail{Sandbox: s, Workspace: t.TempDir(), Run: "the-run"}
-		if res, err := Run(context.Background(), Cmd{Argv: []string{"true"}, Env: jailEnv(), Jail: j}); err != nil || res.ExitCode != 0 {
-			t.Fatalf("one run %v: the run's jail: %+v, %v", tc.oneRun, res, err)
-		}
 		if got := spareReady(); got == tc.oneRun {
-			t.Errorf("one run %v: a spare after the run took one: %v", tc.oneRun, got)
+			t.Errorf("one run %v: a spare after the self-test: %v", tc.oneRun, got)
 		}
+		netns := map[string]bool{}
+		for _, run := range []string{"the-run", "the-run", "another"} {
+			var out bytes.Buffer
+			j := &Jail{Sandbox: s, Workspace: t.TempDir(), Run: run}
+			if res, err := Run(context.Background(), Cmd{Argv: []string{"readlink", "/proc/self/ns/net"}, Env: jailEnv(),
+				Stdout: &out, Stderr: &out, Jail: j}); err != nil || res.ExitCode != 0 {
+				t.Fatalf("one run %v: a jail of %s: %+v, %v: %s", tc.oneRun, run, res, err, out.String())
+			}
+			netns[strings.TrimSpace(out.String())] = true
+		}
+		if want := map[bool]int{true: 1, false: 2}[tc.oneRun]; len(netns) != want {
+			t.Errorf("one run %v: the jails were in %d network namespaces %v, want %d", tc.oneRun, len(netns), netns, want)
+		}
+		if !tc.oneRun {
+			spareReady()
+		}
+		s.Close()
 		data, err := os.ReadFile(log)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := strings.Count(string(data), "start"); n != tc.want {
-			t.Errorf("one run %v: pasta started %d times, want %d", tc.oneRun, n, tc.want)
+		pids := strings.Fields(string(data))
+		if len(pids) != tc.want {
+			t.Errorf("one run %v: pasta started %d times, want %d", tc.oneRun, len(pids), tc.want)
+		}
+		for _, pid := range pids {
+			if _, err := os.Stat("/proc/" + pid); err == nil {
+				t.Errorf("one run %v: pasta %s is still there after Close", tc.oneRun, pid)
+			}
 		}
 	}
 }
