@@ -117,7 +117,7 @@ func runLocal(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	o, err := lf.options(stderr)
-	defer o.Env.Sandbox.Close() // its prewarmed jails
+	defer o.Env.Sandbox.CloseAtExit() // its prewarmed jails, its pasta
 	if err != nil {
 		fmt.Fprintf(stderr, "kilroy-bot: %v\n", err)
 		return 2
@@ -151,7 +151,7 @@ func resumeLocal(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return 2
 	}
 	o, err := lf.options(stderr)
-	defer o.Env.Sandbox.Close() // its prewarmed jails
+	defer o.Env.Sandbox.CloseAtExit() // its prewarmed jails, its pasta
 	if err != nil {
 		fmt.Fprintf(stderr, "kilroy-bot: %v\n", err)
 		return 2

@@ -143,7 +143,19 @@ func New(cfg Config) (*Sandbox, error) {
 func (s *Sandbox) Close() {
 	if s != nil {
 		s.prewarm.close()
-		s.nets.closeIdle()
+		s.nets.closeIdle(true)
+	}
+}
+
+// CloseAtExit is Close for a process about to exit (kilroy-bot run and
+// resume): the runs' pastas are killed but not waited for. A pasta takes
+// 30-60 ms to be reaped after SIGKILL (its tap device goes), which would
+// only hold the exit back; the process's exit hands them to init, which
+// reaps them.
+func (s *Sandbox) CloseAtExit() {
+	if s != nil {
+		s.prewarm.close()
+		s.nets.closeIdle(false)
 	}
 }
 

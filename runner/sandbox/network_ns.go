@@ -184,12 +184,22 @@ func (n *runNS) stopPasta() {
 
 // close ends pasta and lets go of the namespace, which the kernel
 // removes once no jail is in it either.
-func (n *runNS) close() {
-	n.stopPasta()
+func (n *runNS) close() { n.end(true) }
+
+// end is close, waiting for pasta (and a holder) to be reaped or only
+// killing them.
+func (n *runNS) end(wait bool) {
+	if wait {
+		n.stopPasta()
+	} else if n.pasta != nil {
+		n.pasta.Process.Kill() // reaped by startPasta's goroutine
+	}
 	if n.holder != nil {
 		n.holderIn.Close()
 		n.holder.Process.Kill()
-		<-n.holderExited
+		if wait {
+			<-n.holderExited
+		}
 	}
 	if n.ns != nil {
 		n.ns.Close()

@@ -203,8 +203,10 @@ func (p *netPool) expire(key string, e *netEntry) {
 }
 
 // closeIdle ends every namespace no jail is in, and the spare, and makes
-// no spare after; the others end after their last jail, as before.
-func (p *netPool) closeIdle() {
+// no spare after; the others end after their last jail, as before. With
+// wait, it returns once their pastas are reaped; without, once they are
+// killed.
+func (p *netPool) closeIdle(wait bool) {
 	if p == nil {
 		return
 	}
@@ -230,7 +232,7 @@ func (p *netPool) closeIdle() {
 	// milliseconds (its tap device goes).
 	var wg sync.WaitGroup
 	for _, n := range idle {
-		wg.Go(n.close)
+		wg.Go(func() { n.end(wait) })
 	}
 	wg.Wait()
 }

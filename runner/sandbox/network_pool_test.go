@@ -17,28 +17,11 @@ import (
 // all before it returns.
 // Counted by a pasta that logs its pid and runs the real one.
 func TestOneRunHasOneNamespace(t *testing.T) {
-	pasta, err := findTool("", "pasta", HostEnv()["PATH"], "")
-	if err != nil {
-		t.Skip("no pasta here: " + PastaFix)
-	}
 	for _, tc := range []struct {
 		oneRun bool
 		want   int // pastas started
 	}{{true, 1}, {false, 4}} {
-		dir := t.TempDir()
-		log := filepath.Join(dir, "pids")
-		wrapper := filepath.Join(dir, "pasta")
-		if err := os.WriteFile(wrapper, []byte("#!/bin/sh\necho $$ >> "+log+"\nexec "+pasta+" \"$@\"\n"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		s, err := New(Config{Network: NetworkPublic, PATH: HostEnv()["PATH"], StateDir: t.TempDir(), Pasta: wrapper, OneRun: tc.oneRun})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.SelfTest(context.Background()); err != nil {
-			s.Close()
-			t.Fatal(err)
-		}
+		s, pidsOf := loggedPastaSandbox(t, tc.oneRun)
 		p := s.nets
 		spareReady := func() bool { // once no spare is being made
 			deadline := time.Now().Add(30 * time.Second)
@@ -74,11 +57,7 @@ func TestOneRunHasOneNamespace(t *testing.T) {
 			spareReady()
 		}
 		s.Close()
-		data, err := os.ReadFile(log)
-		if err != nil {
-			t.Fatal(err)
-		}
-		pids := strings.Fields(string(data))
+		pids := pidsOf()
 		if len(pids) != tc.want {
 			t.Errorf("one run %v: pasta started %d times, want %d", tc.oneRun, len(pids), tc.want)
 		}
@@ -87,5 +66,60 @@ func TestOneRunHasOneNamespace(t *testing.T) {
 				t.Errorf("one run %v: pasta %s is still there after Close", tc.oneRun, pid)
 			}
 		}
+	}
+}
+
+// CloseAtExit, a local run's last step, kills the run's pasta without
+// waiting for it: it ends all the same.
+func TestCloseAtExitKillsPasta(t *testing.T) {
+	s, pidsOf := loggedPastaSandbox(t, true)
+	j := &Jail{Sandbox: s, Workspace: t.TempDir(), Run: "the-run"}
+	if res, err := Run(context.Background(), Cmd{Argv: []string{"true"}, Env: jailEnv(), Jail: j}); err != nil || res.ExitCode != 0 {
+		t.Fatalf("the run's jail: %+v, %v", res, err)
+	}
+	s.CloseAtExit()
+	pids := pidsOf()
+	if len(pids) != 1 {
+		t.Fatalf("pasta started %d times, want 1", len(pids))
+	}
+	// Without CloseAtExit it would live netIdle (30 s) more.
+	deadline := time.Now().Add(10 * time.Second)
+	for _, err := os.Stat("/proc/" + pids[0]); err == nil; _, err = os.Stat("/proc/" + pids[0]) {
+		if time.Now().After(deadline) {
+			t.Fatalf("pasta %s is still there 10 s after CloseAtExit", pids[0])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// loggedPastaSandbox is a self-tested Sandbox with network public whose
+// pasta is a script that logs its pid and runs the real one; pidsOf reads
+// the pids logged so far. It skips where there is no pasta.
+func loggedPastaSandbox(t *testing.T, oneRun bool) (s *Sandbox, pidsOf func() []string) {
+	t.Helper()
+	pasta, err := findTool("", "pasta", HostEnv()["PATH"], "")
+	if err != nil {
+		t.Skip("no pasta here: " + PastaFix)
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "pids")
+	wrapper := filepath.Join(dir, "pasta")
+	if err := os.WriteFile(wrapper, []byte("#!/bin/sh\necho $$ >> "+log+"\nexec "+pasta+" \"$@\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s, err = New(Config{Network: NetworkPublic, PATH: HostEnv()["PATH"], StateDir: t.TempDir(), Pasta: wrapper, OneRun: oneRun})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	if err := s.SelfTest(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s, func() []string {
+		data, err := os.ReadFile(log)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Fields(string(data))
 	}
 }
