@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,15 +118,25 @@ func TestBranches_CheckpointCutByCancelIsNotAStop(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h, fh := forkHarness(t)
-			fh.exec = func(_ context.Context, ref string, _ ExecRequest) ExecResult {
+			// a ends only once b's checkpoint has begun: otherwise a
+			// first_success may cancel b before its node ran, and b then
+			// has no failure of its own to keep (the run is a success,
+			// rightly).
+			bCheckpointing := make(chan struct{})
+			fh.exec = func(ctx context.Context, ref string, _ ExecRequest) ExecResult {
 				if ref == "ref/b" {
 					return ExecResult{ExitCode: tc.bExit}
+				}
+				select {
+				case <-bCheckpointing:
+				case <-ctx.Done():
 				}
 				return ExecResult{}
 			}
 			fh.checkpoint = func(ctx context.Context, ref string, req CheckpointRequest) error {
 				switch {
 				case ref == "ref/b" && req.Node.ID == "b":
+					close(bCheckpointing)
 					return killed(ctx)
 				case ref == "ref/a" && req.Node.ID == "a":
 					return tc.aCkptErr
@@ -158,6 +169,53 @@ func TestBranches_CheckpointCutByCancelIsNotAStop(t *testing.T) {
 				t.Errorf("branch b = %s at %q (%s), want %s at b", b.Status, b.LastNode, b.FailureReason, tc.wantB)
 			}
 		})
+	}
+}
+
+// TestBranches_OwnFailureAsTheCancelComesIsKept: b's own status file
+// fails it, but b's outcome settles only after a sibling won
+// first_success and canceled b (the file was being written as b's
+// command ended, and its second reading came back as the cancel did).
+// The failure is b's own: the run keeps it (partial_success) and does not
+// call it a cancellation, which would make the run a plain success.
+func TestBranches_OwnFailureAsTheCancelComesIsKept(t *testing.T) {
+	h, fh := forkHarness(t)
+	statusPath := make(chan string, 1)
+	rereading := make(chan struct{})
+	fh.exec = func(ctx context.Context, ref string, req ExecRequest) ExecResult {
+		if ref == "ref/b" {
+			p := req.StageEnv[EnvStatusPath]
+			if err := os.WriteFile(p, []byte("{"), 0o644); err != nil { // still being written
+				t.Error(err)
+			}
+			statusPath <- p
+			return ExecResult{}
+		}
+		select {
+		case <-rereading:
+		case <-ctx.Done():
+		}
+		return ExecResult{}
+	}
+	var once sync.Once
+	h.cfg.Sleep = func(ctx context.Context, _ time.Duration) error {
+		once.Do(func() {
+			if err := os.WriteFile(<-statusPath, []byte(`{"status":"fail","failure_reason":"b says no"}`), 0o644); err != nil {
+				t.Error(err)
+			}
+			close(rereading)
+		})
+		<-ctx.Done() // a wins meanwhile
+		return nil   // and the wait ended as the cancel came
+	}
+	res := runWithin(t, h, mustLoad(t, fanGraph(", join_policy=first_success", "", tool("b", "true"), tool("a", "true"))))
+	if res.Status != StatusPartialSuccess {
+		t.Fatalf("run = %s at %q (%s), want partial_success; branches %+v", res.Status, res.FailedNode, res.FailureReason, fanResults(t, res))
+	}
+	for _, br := range fanResults(t, res) {
+		if br.Branch == "b" && (br.Status != StatusFail || br.FailureClass == ClassCanceled || !strings.Contains(br.FailureReason, "b says no")) {
+			t.Errorf("branch b = %s, %s (%s); want its own failure, b says no", br.Status, br.FailureClass, br.FailureReason)
+		}
 	}
 }
 

@@ -35,13 +35,20 @@ func (r *run) attempt(ctx context.Context, ln *lane, n *Node, h Handler, visit, 
 	if err != nil {
 		return Outcome{}, nil, err
 	}
+	// A failure the handler returned once the run was canceled may be the
+	// cancel's doing (a process killed, a call cut short): it counts as
+	// canceled. Asked here, not once the outcome has settled: a failure
+	// the node had on its own before the cancel (a sibling winning
+	// first_success meanwhile) is kept, as cutCheckpoint keeps it. The
+	// steps after say themselves when the cancel failed them.
+	cut := ctx.Err() != nil
 	o = r.applyStatusFile(ctx, s, o)
 	if o.Status == "" {
 		o = failOutcome(ClassStructural, fmt.Sprintf("the handler of node %s returned no status", n.ID))
 	}
 	o = postVerify(ctx, s, o)
 	o = finishFailure(o)
-	if ctx.Err() != nil && o.IsFailure() {
+	if cut && o.IsFailure() {
 		o.FailureClass = ClassCanceled
 	}
 	return o, r.startStageFiles(ctx, s, o), nil
@@ -143,6 +150,8 @@ func (r *run) applyStatusFile(ctx context.Context, s *Stage, o Outcome) Outcome 
 	switch {
 	case errors.Is(err, errNoStatusFile):
 		return o
+	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		return failOutcome(ClassCanceled, fmt.Sprintf("node %s: canceled while its %s was read again: %v", s.Node.ID, filepath.Base(path), err))
 	case err != nil:
 		return failOutcome(ClassDeterministic, fmt.Sprintf("node %s wrote %s: %v", s.Node.ID, filepath.Base(path), err))
 	}

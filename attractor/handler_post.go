@@ -23,6 +23,9 @@ func postVerify(ctx context.Context, s *Stage, o Outcome) Outcome {
 		return o
 	}
 	res, err := s.Shell(ctx, "verify", cmd, s.timeout())
+	if err != nil && ctx.Err() != nil {
+		return failOutcome(ClassCanceled, fmt.Sprintf("verify_command was not started: %v", err))
+	}
 	if err != nil {
 		return failOutcome(ClassDeterministic, fmt.Sprintf("could not start verify_command: %v", err))
 	}
