@@ -42,7 +42,7 @@ type netPool struct {
 	nets       map[string]*netEntry
 	spare      *runNS
 	spareTimer *time.Timer
-	making     bool // a spare is being made
+	making     chan struct{} // closed once the spare being made is in place or failed; nil when none is
 	closed     bool
 }
 
@@ -151,8 +151,10 @@ func (p *netPool) takeSpare() (*runNS, error) {
 	if p.spareTimer != nil {
 		p.spareTimer.Stop()
 	}
-	refill := !p.making && !p.closed && !p.oneRun
-	p.making = p.making || refill
+	refill := p.making == nil && !p.closed && !p.oneRun
+	if refill {
+		p.making = make(chan struct{})
+	}
 	p.mu.Unlock()
 	if refill {
 		go p.makeSpare()
@@ -168,7 +170,8 @@ func (p *netPool) makeSpare() {
 	n, err := newRunNS(p.cfg)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.making = false
+	close(p.making)
+	p.making = nil
 	if err != nil {
 		return // the next run makes its own, and tries again after
 	}

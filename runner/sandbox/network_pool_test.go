@@ -24,18 +24,19 @@ func TestOneRunHasOneNamespace(t *testing.T) {
 		s, pidsOf := loggedPastaSandbox(t, tc.oneRun)
 		p := s.nets
 		spareReady := func() bool { // once no spare is being made
-			deadline := time.Now().Add(30 * time.Second)
-			for time.Now().Before(deadline) {
-				p.mu.Lock()
-				ready, making := p.spare != nil, p.making
-				p.mu.Unlock()
-				if ready || !making {
-					return ready
+			p.mu.Lock()
+			making := p.making
+			p.mu.Unlock()
+			if making != nil {
+				select {
+				case <-making:
+				case <-time.After(30 * time.Second):
+					t.Fatal("the spare took over 30 s")
 				}
-				time.Sleep(5 * time.Millisecond)
 			}
-			t.Fatal("the spare took over 30 s")
-			return false
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			return p.spare != nil
 		}
 		if got := spareReady(); got == tc.oneRun {
 			t.Errorf("one run %v: a spare after the self-test: %v", tc.oneRun, got)
