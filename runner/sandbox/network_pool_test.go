@@ -78,18 +78,18 @@ func TestCloseAtExitKillsPasta(t *testing.T) {
 	if res, err := Run(context.Background(), Cmd{Argv: []string{"true"}, Env: jailEnv(), Jail: j}); err != nil || res.ExitCode != 0 {
 		t.Fatalf("the run's jail: %+v, %v", res, err)
 	}
+	s.nets.mu.Lock()
+	ns := s.nets.nets[""].ns // a pool of one run keys every jail so
+	s.nets.mu.Unlock()
 	s.CloseAtExit()
-	pids := pidsOf()
-	if len(pids) != 1 {
+	if pids := pidsOf(); len(pids) != 1 {
 		t.Fatalf("pasta started %d times, want 1", len(pids))
 	}
 	// Without CloseAtExit it would live netIdle (30 s) more.
-	deadline := time.Now().Add(10 * time.Second)
-	for _, err := os.Stat("/proc/" + pids[0]); err == nil; _, err = os.Stat("/proc/" + pids[0]) {
-		if time.Now().After(deadline) {
-			t.Fatalf("pasta %s is still there 10 s after CloseAtExit", pids[0])
-		}
-		time.Sleep(10 * time.Millisecond)
+	select {
+	case <-ns.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatal("pasta is still there 10 s after CloseAtExit")
 	}
 }
 
