@@ -150,7 +150,7 @@ func (r *run) applyStatusFile(ctx context.Context, s *Stage, o Outcome) Outcome 
 	switch {
 	case errors.Is(err, errNoStatusFile):
 		return o
-	case err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		return failOutcome(ClassCanceled, fmt.Sprintf("node %s: canceled while its %s was read again: %v", s.Node.ID, filepath.Base(path), err))
 	case err != nil:
 		return failOutcome(ClassDeterministic, fmt.Sprintf("node %s wrote %s: %v", s.Node.ID, filepath.Base(path), err))
